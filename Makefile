@@ -1,0 +1,40 @@
+# Every target sets up its own virtual environment first, so each works on a fresh clone.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PORT ?= 8501
+
+.PHONY: app test test-quick lint bench reproduce clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+## Start the dashboard on the bundled sample data and print its URL.
+app: $(STAMP)
+	@echo "dpcore dashboard: http://localhost:$(PORT)"
+	$(BIN)/python -m streamlit run app.py --server.port $(PORT) --server.headless true \
+		--browser.gatherUsageStats false
+
+## The whole test suite (unit, statistical, audits, reproduction, AppTest, real browser).
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 --durations=20
+
+## Quick subset while working: no slow, data or browser tests.
+test-quick: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 -m "not slow and not e2e and not data"
+
+lint: $(STAMP)
+	$(BIN)/ruff check dpcore pages app.py tests benchmarks
+
+bench: $(STAMP)
+	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
+
+reproduce: $(STAMP)
+	$(BIN)/python -m dpcore.cli reproduce all
+
+clean:
+	rm -rf $(VENV) .pytest_cache

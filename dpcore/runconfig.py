@@ -1,0 +1,664 @@
+"""Run configurations: one JSON shape shared by the dashboard, the command line and scripts.
+
+A run configuration says which mechanism to run, with which keyword parameters, on which data
+and with which seed, so that a release made in the dashboard can be repeated from the command
+line (``dpcore run --config cfg.json``) or from Python (:func:`run_config`)::
+
+    {
+      "dpcore_version": "0.1.0",
+      "mechanism": "dplloyd",
+      "params": {"n_clusters": 5, "epsilon": 1.0},
+      "data": {"source": "cities", "columns": ["latitude", "longitude"],
+               "radius": 200.0, "center": [0.0, 0.0]},
+      "seed": 7
+    }
+
+``data.source`` is a bundled sample name (:data:`dpcore.datasets.SAMPLE_DATASETS`) or a file
+path (CSV, TSV, Parquet, gzip) or a directory of Parquet files. ``data.radius`` and
+``data.center`` are the *declared, public* geometry the privacy proofs assume: rows are centred
+on ``center`` and then clipped to the ball of radius ``radius`` (norm clipping is the one
+data-independent pre-processing the guarantees allow), and ``radius`` is passed on to every
+mechanism that takes a ``radius`` keyword. Neither is ever read off the data here.
+
+:data:`MECHANISMS` maps a name to a :class:`Mechanism`, an adapter that runs the package's
+callable and says which of its outputs are released (only differentially private outputs are
+returned: e.g. never the indices of sampled points). Mechanisms whose module does not import
+are listed in :data:`UNAVAILABLE` with the reason instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import math
+import time
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import dpcore
+from dpcore.rng import as_generator
+
+__all__ = [
+    "MECHANISMS",
+    "UNAVAILABLE",
+    "Mechanism",
+    "RunResult",
+    "get_mechanism",
+    "load_data",
+    "make_config",
+    "prepare_matrix",
+    "register",
+    "run_config",
+    "validate_config",
+]
+
+#: ``run(X, rng, **params) -> (released, guarantee)``: ``released`` maps output names to arrays,
+#: floats or None (a mechanism may decline to release, e.g. FriendlyCore's "bottom").
+RunFn = Callable[..., tuple[dict[str, Any], Any]]
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """A runnable mechanism of the package.
+
+    Parameters
+    ----------
+    name : str
+        Registry key (lower case, ``[a-z0-9_]``).
+    target : callable
+        The package's own estimator class or function; its signature defines the accepted
+        parameters (everything keyword except the data and ``rng``).
+    run : callable
+        ``run(X, rng, **params) -> (released: dict, guarantee)``.
+    description : str
+        One line for listings (CLI ``dpcore list``, dashboard).
+    """
+
+    name: str
+    target: Callable[..., Any]
+    run: RunFn
+    description: str = ""
+
+    def parameters(self) -> dict[str, inspect.Parameter]:
+        """Keyword parameters the mechanism accepts (data and ``rng`` excluded)."""
+        try:
+            sig = inspect.signature(self.target)
+        except (TypeError, ValueError):  # builtins without a signature: accept anything
+            return {}
+        params = list(sig.parameters.values())
+        if not isinstance(self.target, type) and params and params[0].kind in (
+            inspect.Parameter.POSITIONAL_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        ):
+            params = params[1:]  # the data argument of a function
+        return {
+            p.name: p
+            for p in params
+            if p.name != "rng"
+            and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        }
+
+    def accepts_any_keyword(self) -> bool:
+        try:
+            sig = inspect.signature(self.target)
+        except (TypeError, ValueError):
+            return True
+        return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
+
+    def required(self) -> list[str]:
+        """Parameters without a default (the user must give them)."""
+        return [n for n, p in self.parameters().items() if p.default is inspect.Parameter.empty]
+
+
+MECHANISMS: dict[str, Mechanism] = {}
+UNAVAILABLE: dict[str, str] = {}
+
+
+def register(mechanism: Mechanism, *, replace: bool = False) -> Mechanism:
+    """Add ``mechanism`` to :data:`MECHANISMS` (and drop it from :data:`UNAVAILABLE`)."""
+    if not mechanism.name or not mechanism.name.replace("_", "").isalnum():
+        raise ValueError(f"mechanism name must be [a-z0-9_]+, got {mechanism.name!r}")
+    if mechanism.name in MECHANISMS and not replace:
+        raise ValueError(f"mechanism {mechanism.name!r} is already registered (pass replace=True)")
+    MECHANISMS[mechanism.name] = mechanism
+    UNAVAILABLE.pop(mechanism.name, None)
+    return mechanism
+
+
+def get_mechanism(name: str) -> Mechanism:
+    """Return the registered mechanism ``name`` or raise a ValueError that lists the choices."""
+    if name in MECHANISMS:
+        return MECHANISMS[name]
+    if name in UNAVAILABLE:
+        raise ValueError(f"mechanism {name!r} is not available here: {UNAVAILABLE[name]}")
+    raise ValueError(
+        f"unknown mechanism {name!r}; choose one of {sorted(MECHANISMS)}"
+        + (f" (unavailable: {sorted(UNAVAILABLE)})" if UNAVAILABLE else "")
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Adapters for the package's own mechanisms
+# --------------------------------------------------------------------------------------------
+
+
+def estimator_runner(attributes: Mapping[str, str]) -> Callable[[type], RunFn]:
+    """Adapter factory for scikit-learn style estimators.
+
+    ``attributes`` maps a released name to the fitted attribute holding it (e.g.
+    ``{"centers": "cluster_centers_"}``). Only those attributes are released; diagnostics such
+    as sampled indices or per-point losses are not differentially private and are left out.
+    """
+
+    def make(cls: type) -> RunFn:
+        def run(X: np.ndarray, rng: np.random.Generator, **params: Any):
+            est = cls(**params, rng=rng).fit(X)
+            released = {name: getattr(est, attr) for name, attr in attributes.items()}
+            return released, est.privacy_
+
+        return run
+
+    return make
+
+
+def function_runner(fields: Mapping[str, str]) -> Callable[[Callable], RunFn]:
+    """Adapter factory for functions ``f(X, **params, rng=rng)``.
+
+    The returned object may be a ``(value, guarantee)`` tuple (released as ``fields``' single
+    name) or an object/dict whose attributes ``fields`` names; its guarantee is read from
+    ``privacy`` / ``guarantee`` / ``privacy_``.
+    """
+
+    def make(fn: Callable) -> RunFn:
+        def run(X: np.ndarray, rng: np.random.Generator, **params: Any):
+            out = fn(X, **params, rng=rng)
+            if isinstance(out, tuple) and len(out) == 2 and len(fields) == 1:
+                (name,) = fields
+                return {name: out[0]}, out[1]
+            get = out.get if isinstance(out, Mapping) else lambda a: getattr(out, a, None)
+            released = {name: get(attr) for name, attr in fields.items()}
+            guarantee = next(
+                (g for g in (get("privacy"), get("guarantee"), get("privacy_")) if g is not None),
+                None,
+            )
+            if guarantee is None:
+                raise TypeError(f"{fn.__name__} returned no guarantee")
+            return released, guarantee
+
+        return run
+
+    return make
+
+
+# name, module, attribute, adapter, description
+_BUILTIN: list[tuple[str, str, str, Callable[[Any], RunFn], str]] = [
+    (
+        "dplloyd",
+        "dpcore.lloyd",
+        "DPLloyd",
+        estimator_runner({"centers": "cluster_centers_"}),
+        "weighted DP-Lloyd k-means, optionally importance-sampled (paper 000/001)",
+    ),
+    (
+        "friendlycore_kmeans",
+        "dpcore.friendlycore",
+        "FriendlyCoreKMeans",
+        estimator_runner({"centers": "cluster_centers_"}),
+        "FriendlyCore k-means clustering (paper 002)",
+    ),
+    (
+        "friendly_mean",
+        "dpcore.friendlycore",
+        "friendly_mean",
+        function_runner({"mean": "mean"}),
+        "FriendlyCore DP averaging (paper 002)",
+    ),
+    (
+        "maxcover_kmeans",
+        "dpcore.maxcover",
+        "MaxCoverKMeans",
+        estimator_runner({"centers": "cluster_centers_"}),
+        "k-means by JL, grids and exponential-mechanism max cover (paper 003)",
+    ),
+    (
+        "noisy_average",
+        "dpcore.maxcover",
+        "noisy_average",
+        function_runner({"mean": "mean"}),
+        "private averaging of points in a ball (paper 003)",
+    ),
+    (
+        "sensitivity",
+        "dpcore.sensitivity",
+        "sample_then_respond",
+        function_runner({"value": "value"}),
+        "random DP release of a statistic via the sensitivity sampler (paper 004)",
+    ),
+]
+
+
+def _register_builtins() -> None:
+    for name, module, attr, adapter, description in _BUILTIN:
+        try:
+            target = getattr(importlib.import_module(module), attr)
+        except Exception as exc:  # any import problem makes it unavailable, with the reason
+            UNAVAILABLE[name] = f"{module}.{attr} cannot be imported ({type(exc).__name__}: {exc})"
+            continue
+        MECHANISMS[name] = Mechanism(name, target, adapter(target), description)
+
+
+_register_builtins()
+
+
+# --------------------------------------------------------------------------------------------
+# Configuration
+# --------------------------------------------------------------------------------------------
+
+_DATA_KEYS = ("source", "columns", "radius", "center")
+
+
+def _jsonable(value: Any, where: str) -> Any:
+    """Turn numpy scalars/arrays into plain JSON values; raise on anything else unserialisable."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v, where) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    raise ValueError(
+        f"{where} = {value!r} is not JSON-serialisable; use numbers, strings, lists or dicts"
+    )
+
+
+def make_config(
+    mechanism: str,
+    params: Mapping[str, Any] | None = None,
+    data: Mapping[str, Any] | str | None = None,
+    seed: int | None = None,
+) -> dict:
+    """Build a validated run configuration.
+
+    Parameters
+    ----------
+    mechanism : str
+        A key of :data:`MECHANISMS` (or of :data:`UNAVAILABLE`: a configuration can be written
+        where the mechanism is missing, it just cannot be run there).
+    params : mapping, optional
+        Keyword parameters of the mechanism (JSON-serialisable; numpy values are converted).
+    data : mapping or str, optional
+        ``{"source", "columns", "radius", "center"}``; a string is taken as the source.
+    seed : int, optional
+        Seed of the run's random generator. ``None`` draws a fresh one from OS entropy and
+        records it, so the configuration always reproduces the run it describes.
+    """
+    if isinstance(data, str | Path):
+        data = {"source": str(data)}
+    data = dict(data or {})
+    if seed is None:
+        seed = int(np.random.SeedSequence().generate_state(1, np.uint32)[0])
+    config = {
+        "dpcore_version": dpcore.__version__,
+        "mechanism": mechanism,
+        "params": _jsonable(dict(params or {}), "params"),
+        "data": {k: _jsonable(data.get(k), f"data.{k}") for k in _DATA_KEYS}
+        | {k: _jsonable(v, f"data.{k}") for k, v in data.items() if k not in _DATA_KEYS},
+        "seed": seed,
+    }
+    return validate_config(config)
+
+
+def _finite_number(value: Any, where: str, *, positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{where} must be a number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value) or (positive and value <= 0):
+        raise ValueError(f"{where} must be a finite{' positive' if positive else ''} number, "
+                         f"got {value!r}")
+    return value
+
+
+def validate_config(d: Any) -> dict:
+    """Check a run configuration and return a normalised copy.
+
+    Raises
+    ------
+    ValueError
+        Naming the offending key, the value found and what is expected. Unknown top-level or
+        ``data`` keys are errors (a typo such as ``"raduis"`` must not silently drop the
+        declared radius). Parameters are checked against the mechanism's signature when the
+        mechanism is available here.
+    """
+    if isinstance(d, str | bytes):
+        try:
+            d = json.loads(d)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"run configuration is not valid JSON: {exc}") from None
+    if not isinstance(d, Mapping):
+        raise ValueError(f"run configuration must be a JSON object, got {type(d).__name__}")
+    expected = {"dpcore_version", "mechanism", "params", "data", "seed"}
+    unknown = set(d) - expected
+    if unknown:
+        raise ValueError(f"unknown key(s) {sorted(unknown)} in run configuration; "
+                         f"expected {sorted(expected)}")
+    missing = {"mechanism", "data", "seed"} - set(d)
+    if missing:
+        raise ValueError(f"run configuration lacks {sorted(missing)}")
+
+    version = d.get("dpcore_version", dpcore.__version__)
+    if not isinstance(version, str):
+        raise ValueError(f"dpcore_version must be a string, got {version!r}")
+    if version != dpcore.__version__:
+        warnings.warn(
+            f"configuration written by dpcore {version}, running dpcore {dpcore.__version__}: "
+            "results may differ",
+            UserWarning,
+            stacklevel=2,
+        )
+
+    mechanism = d["mechanism"]
+    if not isinstance(mechanism, str) or (
+        mechanism not in MECHANISMS and mechanism not in UNAVAILABLE
+    ):
+        raise ValueError(f"unknown mechanism {mechanism!r}; choose one of "
+                         f"{sorted(set(MECHANISMS) | set(UNAVAILABLE))}")
+
+    params = d.get("params") or {}
+    if not isinstance(params, Mapping):
+        raise ValueError(f"params must be an object of keyword arguments, got {params!r}")
+    params = _jsonable(dict(params), "params")
+    if "rng" in params:
+        raise ValueError("params must not contain 'rng'; use the top-level 'seed'")
+    if mechanism in MECHANISMS:
+        mech = MECHANISMS[mechanism]
+        accepted = mech.parameters()
+        if accepted and not mech.accepts_any_keyword():
+            bad = sorted(set(params) - set(accepted))
+            if bad:
+                raise ValueError(f"{mechanism} does not take parameter(s) {bad}; "
+                                 f"it takes {sorted(accepted)}")
+
+    data = d["data"]
+    if isinstance(data, str):
+        data = {"source": data}
+    if not isinstance(data, Mapping):
+        raise ValueError(f"data must be an object with keys {list(_DATA_KEYS)}, got {data!r}")
+    unknown = set(data) - set(_DATA_KEYS)
+    if unknown:
+        raise ValueError(f"unknown key(s) {sorted(unknown)} in data; expected {list(_DATA_KEYS)}")
+    source = data.get("source")
+    if not isinstance(source, str) or not source:
+        raise ValueError(f"data.source must be a sample name or a file path, got {source!r}")
+    columns = data.get("columns")
+    if columns is not None and (
+        not isinstance(columns, list | tuple)
+        or not columns
+        or not all(isinstance(c, str | int) and not isinstance(c, bool) for c in columns)
+    ):
+        raise ValueError(f"data.columns must be null or a non-empty list of names, got {columns!r}")
+    radius = data.get("radius")
+    if radius is not None:
+        radius = _finite_number(radius, "data.radius", positive=True)
+    center = data.get("center")
+    if center is not None:
+        if not isinstance(center, list | tuple) or not center:
+            raise ValueError(f"data.center must be null or a list of numbers, got {center!r}")
+        center = [_finite_number(c, "data.center[]") for c in center]
+        if columns is not None and len(center) != len(columns):
+            raise ValueError(f"data.center has {len(center)} coordinates but data.columns "
+                             f"names {len(columns)} columns")
+
+    seed = d["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+
+    return {
+        "dpcore_version": version,
+        "mechanism": mechanism,
+        "params": params,
+        "data": {
+            "source": source,
+            "columns": list(columns) if columns is not None else None,
+            "radius": radius,
+            "center": center,
+        },
+        "seed": seed,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Data
+# --------------------------------------------------------------------------------------------
+
+
+def _read_table(source: str):
+    """A bundled sample, a file, or a directory of Parquet files, as a DataFrame."""
+    from dpcore import data as dpdata
+
+    path = Path(source).expanduser()
+    if path.is_dir():
+        import pandas as pd
+
+        files = sorted(path.glob("*.parquet"))
+        if not files:
+            raise dpdata.DataError(f"directory {source!r} holds no *.parquet files")
+        return pd.read_parquet(path)
+    if path.exists():
+        return dpdata.load_table(path)
+    try:
+        from dpcore.datasets import SAMPLE_DATASETS, load_sample
+    except ImportError:  # pragma: no cover - datasets is a primitive
+        SAMPLE_DATASETS, load_sample = {}, None
+    if load_sample is not None and source in SAMPLE_DATASETS:
+        return load_sample(source)
+    raise dpdata.DataError(
+        f"data source {source!r} is neither an existing file or directory nor a sample data "
+        f"set ({sorted(SAMPLE_DATASETS)})"
+    )
+
+
+def prepare_matrix(
+    X: Any,
+    *,
+    columns: list | None = None,
+    radius: float | None = None,
+    center: list[float] | np.ndarray | None = None,
+) -> np.ndarray:
+    """Select columns, centre on the *declared* centre and clip rows to the *declared* radius.
+
+    ``X`` is a DataFrame (columns are selected by name, default all numeric ones) or an array
+    (``columns`` then index positions). Nothing is estimated from the data.
+    """
+    from dpcore import data as dpdata
+
+    if hasattr(X, "columns"):  # DataFrame
+        M = dpdata.to_matrix(X, columns)
+    else:
+        M = np.asarray(X, dtype=np.float64)
+        if M.ndim != 2:
+            raise dpdata.DataError(f"data must be a 2-D table, got shape {M.shape}")
+        if columns is not None:
+            if not all(isinstance(c, int) for c in columns):
+                raise dpdata.DataError(f"columns {columns!r} given by name but the data is an "
+                                       "array; pass a DataFrame or integer positions")
+            M = M[:, columns]
+    if center is not None:
+        c = np.asarray(center, dtype=np.float64)
+        if c.shape != (M.shape[1],):
+            raise dpdata.DataError(f"center has {c.size} coordinates but the data has "
+                                   f"{M.shape[1]} columns")
+        M = M - c
+    if radius is not None:
+        from dpcore.geometry import clip_to_ball
+
+        M = clip_to_ball(M, radius)
+    return M
+
+
+def load_data(data: Mapping[str, Any]) -> np.ndarray:
+    """Load and prepare the matrix a configuration's ``data`` section describes."""
+    df = _read_table(data["source"])
+    return prepare_matrix(df, columns=data.get("columns"), radius=data.get("radius"),
+                          center=data.get("center"))
+
+
+# --------------------------------------------------------------------------------------------
+# Running
+# --------------------------------------------------------------------------------------------
+
+
+def _guarantee_dict(g: Any) -> dict:
+    if g is None:
+        return {}
+    if hasattr(g, "as_dict"):
+        return {"type": type(g).__name__} | dict(g.as_dict())
+    return {"type": type(g).__name__, "text": str(g)}
+
+
+@dataclass
+class RunResult:
+    """What a run released, under which guarantee, and how long it took.
+
+    Attributes
+    ----------
+    mechanism : str
+    released : dict
+        Output name -> numpy array, float or None (a declined release).
+    guarantee : Guarantee
+        The privacy guarantee the mechanism delivered (``dpcore.privacy``).
+    seconds : float
+        Wall time of the mechanism (data loading excluded).
+    config : dict
+        The validated configuration that produced it.
+    warnings : list of str
+        Warnings raised during the run (e.g. ``PrivacyLeakWarning``), also re-emitted.
+    """
+
+    mechanism: str
+    released: dict[str, Any]
+    guarantee: Any
+    seconds: float
+    config: dict
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable form (arrays as nested lists)."""
+        return {
+            "mechanism": self.mechanism,
+            "released": {k: _jsonable(v, k) for k, v in self.released.items()},
+            "guarantee": _guarantee_dict(self.guarantee),
+            "guarantee_text": str(self.guarantee),
+            "seconds": self.seconds,
+            "warnings": list(self.warnings),
+            "config": self.config,
+        }
+
+    def to_json(self, **kwargs: Any) -> str:
+        return json.dumps(self.to_dict(), **({"indent": 2} | kwargs))
+
+    def to_frame(self):
+        """Long table ``(output, row, column, value)``: one line per released number.
+
+        The guarantee's fields appear as ``output == "guarantee"`` rows (column = field name).
+        """
+        import pandas as pd
+
+        rows: list[dict] = []
+        for name, value in self.released.items():
+            arr = np.atleast_2d(np.asarray(value, dtype=float)) if value is not None else None
+            if arr is None:
+                rows.append({"output": name, "row": 0, "column": 0, "value": np.nan})
+                continue
+            for (i, j), v in np.ndenumerate(arr):
+                rows.append({"output": name, "row": i, "column": j, "value": float(v)})
+        for key, value in _guarantee_dict(self.guarantee).items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                rows.append({"output": "guarantee", "row": 0, "column": key, "value": value})
+        return pd.DataFrame(rows, columns=["output", "row", "column", "value"])
+
+    def summary(self) -> str:
+        """A few human-readable lines."""
+        lines = [f"{self.mechanism}: released under {self.guarantee} in {self.seconds:.3g} s"]
+        for name, value in self.released.items():
+            if value is None:
+                lines.append(f"  {name}: nothing released (the mechanism declined)")
+                continue
+            arr = np.asarray(value, dtype=float)
+            if arr.ndim == 0:
+                lines.append(f"  {name}: {float(arr):.6g}")
+            else:
+                with np.printoptions(precision=4, suppress=True, threshold=40, linewidth=96):
+                    body = np.array2string(arr, prefix="    ")
+                lines.append(f"  {name} {arr.shape}:\n    {body}")
+        return "\n".join(lines)
+
+
+def _resolve_params(mech: Mechanism, params: dict, data: Mapping[str, Any]) -> dict:
+    """Fill ``radius`` from the declared data radius when the mechanism takes one."""
+    params = dict(params)
+    radius = data.get("radius")
+    accepted = mech.parameters()
+    if radius is not None and ("radius" in accepted or mech.accepts_any_keyword()):
+        given = params.get("radius")
+        if given is not None and float(given) != float(radius):
+            raise ValueError(f"params.radius = {given!r} differs from data.radius = {radius!r}; "
+                             "give the radius once")
+        params["radius"] = radius
+    missing = [n for n in mech.required() if n not in params]
+    if missing:
+        raise ValueError(f"{mech.name} needs parameter(s) {missing}"
+                         + (" (declare data.radius)" if "radius" in missing else ""))
+    return params
+
+
+def run_config(config: Mapping[str, Any] | str, X: Any = None) -> RunResult:
+    """Run a configuration.
+
+    Parameters
+    ----------
+    config : mapping or JSON string
+        A run configuration (validated here).
+    X : array or DataFrame, optional
+        The data; when omitted it is loaded from ``config["data"]["source"]``. Either way the
+        declared columns, centre and radius are applied (:func:`prepare_matrix`).
+
+    Returns
+    -------
+    RunResult
+    """
+    cfg = validate_config(config)
+    mech = get_mechanism(cfg["mechanism"])
+    data = cfg["data"]
+    if X is None:
+        M = load_data(data)
+    else:
+        M = prepare_matrix(X, columns=data["columns"], radius=data["radius"],
+                           center=data["center"])
+    params = _resolve_params(mech, cfg["params"], data)
+    rng = as_generator(cfg["seed"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t0 = time.perf_counter()
+        released, guarantee = mech.run(M, rng, **params)
+        seconds = time.perf_counter() - t0
+    for w in caught:  # re-emit so callers' filters (and the CLI) see them
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return RunResult(
+        mechanism=mech.name,
+        released=dict(released),
+        guarantee=guarantee,
+        seconds=seconds,
+        config=cfg,
+        warnings=[f"{w.category.__name__}: {w.message}" for w in caught],
+    )

@@ -1,0 +1,184 @@
+"""Run configurations (dpcore.runconfig): the JSON contract shared with the dashboard and CLI."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpcore
+from dpcore import runconfig as rc
+from dpcore.privacy import PrivacyLeakWarning, PureDP
+
+
+def standin_mean(X, *, epsilon: float, radius: float, rng=None, scale: float = 1.0):
+    """Laplace mean of rows in the ball of ``radius`` (a stand-in for a package mechanism)."""
+    noise = rng.laplace(0.0, 2 * radius / (len(X) * epsilon), size=X.shape[1])
+    return {"mean": scale * X.mean(axis=0) + noise, "privacy": PureDP(epsilon),
+            "kept": np.arange(len(X))}
+
+
+class StandinKMeans:
+    def __init__(self, n_clusters, *, epsilon, radius=None, rng=None):
+        self.n_clusters, self.epsilon, self.radius, self.rng = n_clusters, epsilon, radius, rng
+
+    def fit(self, X):
+        warnings.warn("read off the data", PrivacyLeakWarning, stacklevel=2)
+        self.cluster_centers_ = X[: self.n_clusters] + self.rng.normal(size=(self.n_clusters,
+                                                                                X.shape[1]))
+        self.sample_indices_ = np.arange(len(X))  # a non-private diagnostic: must not leak
+        self.privacy_ = PureDP(self.epsilon)
+        return self
+
+
+@pytest.fixture
+def standins():
+    added = [
+        rc.register(rc.Mechanism("standin_mean", standin_mean,
+                                 rc.function_runner({"mean": "mean"})(standin_mean), "test")),
+        rc.register(rc.Mechanism(
+            "standin_kmeans", StandinKMeans,
+            rc.estimator_runner({"centers": "cluster_centers_"})(StandinKMeans))),
+    ]
+    yield added
+    for m in added:
+        rc.MECHANISMS.pop(m.name, None)
+
+
+def test_builtins_are_available_or_explained():
+    for name in ["dplloyd", "friendlycore_kmeans", "friendly_mean", "maxcover_kmeans",
+                 "noisy_average", "sensitivity"]:
+        assert (name in rc.MECHANISMS) != (name in rc.UNAVAILABLE), name
+        if name in rc.UNAVAILABLE:
+            assert "cannot be imported" in rc.UNAVAILABLE[name]
+
+
+def test_make_config_round_trips_through_json(standins):
+    cfg = rc.make_config("standin_mean", {"epsilon": np.float64(0.5)},
+                         {"source": "cities", "columns": ["a", "b"], "radius": 2,
+                          "center": np.array([0.0, 1.0])}, seed=3)
+    assert cfg == {
+        "dpcore_version": dpcore.__version__,
+        "mechanism": "standin_mean",
+        "params": {"epsilon": 0.5},
+        "data": {"source": "cities", "columns": ["a", "b"], "radius": 2.0, "center": [0.0, 1.0]},
+        "seed": 3,
+    }
+    assert rc.validate_config(json.dumps(cfg)) == cfg
+
+
+def test_make_config_records_a_fresh_seed(standins):
+    a = rc.make_config("standin_mean", {"epsilon": 1.0}, "x.csv")
+    b = rc.make_config("standin_mean", {"epsilon": 1.0}, "x.csv")
+    assert isinstance(a["seed"], int) and a["seed"] != b["seed"]
+
+
+@pytest.mark.parametrize(
+    ("patch", "message"),
+    [
+        ({"mechanism": "nope"}, "unknown mechanism 'nope'"),
+        ({"seed": -1}, "seed must be a non-negative integer"),
+        ({"seed": 1.5}, "seed must be a non-negative integer"),
+        ({"extra": 1}, "unknown key(s) ['extra']"),
+        ({"params": {"epsilon": 1.0, "epsilom": 2}}, "does not take parameter(s) ['epsilom']"),
+        ({"params": {"rng": 3}}, "must not contain 'rng'"),
+        ({"params": {"epsilon": {1, 2}}}, "not JSON-serialisable"),
+        ({"data": {"source": "x.csv", "raduis": 3}}, "unknown key(s) ['raduis'] in data"),
+        ({"data": {"source": "x.csv", "radius": -3}}, "data.radius must be a finite positive"),
+        ({"data": {"source": "x.csv", "radius": "3"}}, "data.radius must be a number, got '3'"),
+        ({"data": {"source": ""}}, "data.source must be"),
+        ({"data": {"source": "x", "columns": ["a"], "center": [0, 1]}}, "center has 2 coordinates"),
+        ({"data": {"source": "x", "columns": []}}, "data.columns must be null or a non-empty"),
+    ],
+)
+def test_validate_config_names_the_problem(standins, patch, message):
+    cfg = rc.make_config("standin_mean", {"epsilon": 1.0}, "x.csv", seed=0) | patch
+    with pytest.raises(ValueError) as info:
+        rc.validate_config(cfg)
+    assert message in str(info.value)
+
+
+def test_validate_config_rejects_bad_json():
+    with pytest.raises(ValueError, match="not valid JSON"):
+        rc.validate_config("{not json")
+    with pytest.raises(ValueError, match="must be a JSON object"):
+        rc.validate_config("[1, 2]")
+    with pytest.raises(ValueError, match="lacks"):
+        rc.validate_config({"mechanism": "dplloyd"})
+
+
+def test_unavailable_mechanism_is_explained(standins, monkeypatch):
+    monkeypatch.setitem(rc.UNAVAILABLE, "ghost", "dpcore.ghost cannot be imported (boom)")
+    cfg = rc.make_config("ghost", {}, "x.csv", seed=0)  # writable, just not runnable
+    with pytest.raises(ValueError, match=r"not available here: dpcore\.ghost cannot be imported"):
+        rc.run_config(cfg, np.zeros((3, 2)))
+
+
+def test_run_config_is_reproducible_and_uses_the_declared_geometry(standins):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2)) + np.array([10.0, -5.0])
+    X[0] = [1e6, 1e6]  # an outlier: clipping to the declared radius bounds its influence
+    data = {"source": "inline", "radius": 3.0, "center": [10.0, -5.0]}
+    cfg = rc.make_config("standin_mean", {"epsilon": 1e9}, data, seed=11)
+    a, b = rc.run_config(cfg, X), rc.run_config(cfg, X)
+    np.testing.assert_array_equal(a.released["mean"], b.released["mean"])
+    c = rc.run_config(cfg | {"seed": 12}, X)
+    assert not np.array_equal(a.released["mean"], c.released["mean"])
+    # radius taken from data.radius; rows centred then clipped, nothing estimated from the data
+    Xc = X - [10.0, -5.0]
+    norms = np.linalg.norm(Xc, axis=1, keepdims=True)
+    expected = (Xc * np.minimum(1.0, 3.0 / norms)).mean(axis=0)
+    np.testing.assert_allclose(a.released["mean"], expected, atol=1e-6)
+    assert a.guarantee == PureDP(1e9)
+    assert set(a.released) == {"mean"}  # the non-private "kept" indices are not released
+
+
+def test_run_config_rejects_conflicting_or_missing_radius(standins):
+    X = np.zeros((5, 2))
+    cfg = rc.make_config("standin_mean", {"epsilon": 1.0, "radius": 2.0},
+                         {"source": "inline", "radius": 3.0}, seed=0)
+    with pytest.raises(ValueError, match=r"differs from data\.radius"):
+        rc.run_config(cfg, X)
+    cfg = rc.make_config("standin_mean", {"epsilon": 1.0}, "inline", seed=0)
+    with pytest.raises(ValueError, match=r"needs parameter\(s\) \['radius'\].*declare data.radius"):
+        rc.run_config(cfg, X)
+
+
+def test_estimator_release_excludes_diagnostics_and_keeps_warnings(standins):
+    X = np.arange(20.0).reshape(10, 2)
+    cfg = rc.make_config("standin_kmeans", {"n_clusters": 2, "epsilon": 1.0}, "inline", seed=1)
+    with pytest.warns(PrivacyLeakWarning, match="read off the data"):
+        res = rc.run_config(cfg, X)
+    assert set(res.released) == {"centers"} and res.released["centers"].shape == (2, 2)
+    assert res.warnings == ["PrivacyLeakWarning: read off the data"]
+    d = json.loads(res.to_json())
+    assert d["guarantee"] == {"type": "PureDP", "epsilon": 1.0}
+    assert np.allclose(d["released"]["centers"], res.released["centers"])
+    assert d["config"] == cfg and d["seconds"] >= 0
+    frame = res.to_frame()
+    assert len(frame[frame.output == "centers"]) == 4
+    assert frame[frame.output == "guarantee"].value.tolist() == [1.0]
+    assert "standin_kmeans: released under" in res.summary()
+
+
+def test_run_config_reads_dataframe_columns_and_files(standins, tmp_path):
+    df = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [0.0, 0.0, 3.0], "name": ["x", "y", "z"]})
+    cfg = rc.make_config("standin_mean", {"epsilon": 1e12},
+                         {"source": "inline", "columns": ["b"], "radius": 100.0}, seed=0)
+    np.testing.assert_allclose(rc.run_config(cfg, df).released["mean"], [1.0], atol=1e-6)
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    cfg["data"]["source"] = str(path)
+    np.testing.assert_allclose(rc.run_config(cfg).released["mean"], [1.0], atol=1e-6)
+    pq = tmp_path / "parts"
+    pq.mkdir()
+    df.iloc[:2].to_parquet(pq / "0.parquet")
+    df.iloc[2:].to_parquet(pq / "1.parquet")
+    cfg["data"]["source"] = str(pq)
+    np.testing.assert_allclose(rc.run_config(cfg).released["mean"], [1.0], atol=1e-6)
+    cfg["data"]["source"] = str(tmp_path / "missing.csv")
+    with pytest.raises(ValueError, match="neither an existing file"):
+        rc.run_config(cfg)

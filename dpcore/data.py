@@ -98,7 +98,9 @@ def _gunzip(raw: bytes, max_bytes: int) -> bytes:
     try:
         out = d.decompress(raw, max_bytes + 1)
     except zlib.error as exc:
-        raise DataError(f"the file looks gzip-compressed but cannot be decompressed ({exc})") from None
+        raise DataError(
+            f"the file looks gzip-compressed but cannot be decompressed ({exc})"
+        ) from None
     if len(out) > max_bytes:
         raise DataError(_too_big(len(out), max_bytes) + " (after decompression)")
     return out
@@ -198,7 +200,9 @@ def load_table(
             try:
                 df = pd.read_parquet(io.BytesIO(raw))
             except Exception as exc:  # pyarrow raises many types; all mean "not readable"
-                raise DataError(f"the Parquet file cannot be read ({type(exc).__name__}: {exc})") from None
+                raise DataError(
+                    f"the Parquet file cannot be read ({type(exc).__name__}: {exc})"
+                ) from None
         else:
             df = _parse_text(_decode(raw), name)
     if df.shape[1] > max_columns:

@@ -53,7 +53,7 @@ SAMPLE_DATASETS: dict[str, SampleDataset] = {
         filename="geonames_cities15000.csv.gz",
         title="World cities (GeoNames, population > 15,000)",
         columns=("longitude", "latitude"),
-        description="32,847 cities; 2-D points (longitude, latitude) in degrees. CC BY 4.0 GeoNames.",
+        description="32,847 cities; 2-D points (longitude, latitude) in degrees. CC BY 4.0.",
         bounds=((-180.0, 180.0), (-90.0, 90.0)),
     ),
     "earthquakes": SampleDataset(
@@ -61,7 +61,7 @@ SAMPLE_DATASETS: dict[str, SampleDataset] = {
         filename="earthquakes_1965_2016.csv.gz",
         title="Significant earthquakes 1965–2016 (USGS, M ≥ 5.5)",
         columns=("longitude", "latitude"),
-        description="23,412 earthquakes; 2-D points (longitude, latitude) in degrees. Public domain.",
+        description="23,412 earthquakes; (longitude, latitude) in degrees. Public domain.",
         bounds=((-180.0, 180.0), (-90.0, 90.0)),
     ),
 }

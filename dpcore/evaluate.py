@@ -10,7 +10,7 @@ __all__ = ["kmeans_cost", "normalized_kmeans_cost", "l2_error"]
 
 
 def kmeans_cost(X: np.ndarray, centers: np.ndarray, weights: np.ndarray | None = None) -> float:
-    """k-means objective φ_D(C) = Σ_i w_i min_j ‖x_i − c_j‖² (importance-sampling paper, Sec. 4.1)."""
+    """k-means objective φ_D(C) = Σ_i w_i min_j ‖x_i − c_j‖² (importance sampling, Sec. 4.1)."""
     _, sq = nearest_center(X, centers)
     if weights is None:
         return float(sq.sum())

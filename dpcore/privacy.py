@@ -203,7 +203,9 @@ class RandomDP:
         )
 
     def as_dict(self) -> dict[str, Any]:
-        return {"type": self.kind, "epsilon": self.epsilon, "delta": self.delta, "gamma": self.gamma}
+        return {
+            "type": self.kind, "epsilon": self.epsilon, "delta": self.delta, "gamma": self.gamma
+        }
 
     def __add__(self, other: Guarantee) -> Guarantee:
         return compose(self, other)
@@ -398,7 +400,8 @@ class PrivacyLedger:
     def remaining(self) -> Guarantee:
         """Budget minus total, component by component, floored at zero."""
         total = self._components(self.total())
-        left = {k: max(v - total.get(k, 0.0), 0.0) for k, v in self._components(self.budget).items()}
+        budget = self._components(self.budget)
+        left = {k: max(v - total.get(k, 0.0), 0.0) for k, v in budget.items()}
         return type(self.budget)(**left)
 
     def reset(self) -> None:

@@ -12,7 +12,7 @@ from typing import TypeAlias
 
 import numpy as np
 
-RNGLike: TypeAlias = None | int | np.integer | np.random.SeedSequence | np.random.Generator
+RNGLike: TypeAlias = int | np.integer | np.random.SeedSequence | np.random.Generator | None
 
 
 def as_generator(rng: RNGLike = None) -> np.random.Generator:

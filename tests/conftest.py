@@ -46,7 +46,9 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def chromium_path() -> str:
     """Path of the system Chromium used by the real-browser tests."""
-    path = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+    path = shutil.which("chromium")
+    if path is None and Path("/usr/bin/chromium").exists():
+        path = "/usr/bin/chromium"
     require(path is not None, "Debian chromium is not installed (apt-get install chromium)")
     try:
         import playwright  # noqa: F401

@@ -53,6 +53,7 @@ __all__ = [
     "load_data",
     "make_config",
     "prepare_matrix",
+    "read_table",
     "register",
     "run_config",
     "validate_config",
@@ -442,29 +443,34 @@ def validate_config(d: Any) -> dict:
 # --------------------------------------------------------------------------------------------
 
 
-def _read_table(source: str):
-    """A bundled sample, a file, or a directory of Parquet files, as a DataFrame."""
+def read_table(source: str):
+    """A bundled sample, a file, or a directory of Parquet files, as a DataFrame.
+
+    Returns ``(df, default_columns)``: a sample data set's documented feature columns (e.g.
+    longitude/latitude of "cities", not its population), ``None`` for files (all numeric).
+    A local file is the user's own choice, so the dashboard's upload size limit does not apply.
+    """
+    import pandas as pd
+
     from dpcore import data as dpdata
+    from dpcore.datasets import SAMPLE_DATASETS, load_sample
 
     path = Path(source).expanduser()
     if path.is_dir():
-        import pandas as pd
-
-        files = sorted(path.glob("*.parquet"))
-        if not files:
+        if not any(path.glob("*.parquet")):
             raise dpdata.DataError(f"directory {source!r} holds no *.parquet files")
-        return pd.read_parquet(path)
+        try:
+            return pd.read_parquet(path), None
+        except Exception as exc:  # pyarrow raises many types; all mean "not readable"
+            raise dpdata.DataError(f"the Parquet files in {source!r} cannot be read "
+                                   f"({type(exc).__name__}: {exc})") from None
     if path.exists():
-        return dpdata.load_table(path)
-    try:
-        from dpcore.datasets import SAMPLE_DATASETS, load_sample
-    except ImportError:  # pragma: no cover - datasets is a primitive
-        SAMPLE_DATASETS, load_sample = {}, None
-    if load_sample is not None and source in SAMPLE_DATASETS:
-        return load_sample(source)
+        return dpdata.load_table(path, max_bytes=2**40), None
+    if source in SAMPLE_DATASETS:
+        return load_sample(source), list(SAMPLE_DATASETS[source].columns)
     raise dpdata.DataError(
         f"data source {source!r} is neither an existing file or directory nor a sample data "
-        f"set ({sorted(SAMPLE_DATASETS)})"
+        f"set ({', '.join(sorted(SAMPLE_DATASETS))})"
     )
 
 
@@ -508,9 +514,9 @@ def prepare_matrix(
 
 def load_data(data: Mapping[str, Any]) -> np.ndarray:
     """Load and prepare the matrix a configuration's ``data`` section describes."""
-    df = _read_table(data["source"])
-    return prepare_matrix(df, columns=data.get("columns"), radius=data.get("radius"),
-                          center=data.get("center"))
+    df, default_columns = read_table(data["source"])
+    return prepare_matrix(df, columns=data.get("columns") or default_columns,
+                          radius=data.get("radius"), center=data.get("center"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -622,7 +628,8 @@ def _resolve_params(mech: Mechanism, params: dict, data: Mapping[str, Any]) -> d
     return params
 
 
-def run_config(config: Mapping[str, Any] | str, X: Any = None) -> RunResult:
+def run_config(config: Mapping[str, Any] | str, X: Any = None, *,
+               prepared: bool = False) -> RunResult:
     """Run a configuration.
 
     Parameters
@@ -632,6 +639,8 @@ def run_config(config: Mapping[str, Any] | str, X: Any = None) -> RunResult:
     X : array or DataFrame, optional
         The data; when omitted it is loaded from ``config["data"]["source"]``. Either way the
         declared columns, centre and radius are applied (:func:`prepare_matrix`).
+    prepared : bool
+        ``X`` is already :func:`load_data`'s output for this configuration (skip preparing).
 
     Returns
     -------
@@ -642,6 +651,8 @@ def run_config(config: Mapping[str, Any] | str, X: Any = None) -> RunResult:
     data = cfg["data"]
     if X is None:
         M = load_data(data)
+    elif prepared:
+        M = np.asarray(X, dtype=np.float64)
     else:
         M = prepare_matrix(X, columns=data["columns"], radius=data["radius"],
                            center=data["center"])

@@ -1,0 +1,345 @@
+"""The ``dpcore`` command line.
+
+::
+
+    dpcore list                                   # mechanisms and their parameters
+    dpcore run dplloyd data.csv --radius 10 --epsilon 1 -p n_clusters=5 --out result.json
+    dpcore run --config run.json --out result.csv # the JSON the dashboard downloads
+    dpcore sample parts/ --radius 10 --sample-size 50000 --out sample.parquet   # Dask
+    dpcore reproduce importance --quick           # or: dpcore reproduce all
+    dpcore app --port 8501                        # the Streamlit dashboard
+
+Results (released values and the guarantee) go to ``--out`` as JSON or CSV, a short summary to
+stdout, progress and warnings to stderr. Bad input ends with exit status 2 and a one-line
+message (no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import pkgutil
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main"]
+
+EXIT_BAD_INPUT = 2
+
+
+class CLIError(ValueError):
+    """Bad command-line input: printed as one line, exit status 2."""
+
+
+def _progress(args: argparse.Namespace, message: str) -> None:
+    if not getattr(args, "quiet", False):
+        print(f"[dpcore {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def _parse_value(text: str) -> Any:
+    """A ``-p`` value: JSON if it parses (numbers, lists, true/null), else the string itself."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _parse_params(items: Sequence[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise CLIError(f"-p expects NAME=VALUE, got {item!r}")
+        params[name.strip().replace("-", "_")] = _parse_value(value)
+    return params
+
+
+# Convenience flags -> mechanism keyword (only passed when given).
+_FLAG_PARAMS = {
+    "epsilon": "epsilon",
+    "delta": "delta",
+    "rho": "rho",
+    "k": "n_clusters",
+    "n_iter": "n_iter",
+    "sampler": "sampler",
+    "sample_size": "sample_size",
+}
+
+
+def _build_config(args: argparse.Namespace) -> dict:
+    from dpcore import runconfig
+
+    if args.config:
+        path = Path(args.config)
+        if not path.is_file():
+            raise CLIError(f"--config {args.config!r}: no such file")
+        try:
+            base = json.loads(path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise CLIError(f"--config {args.config!r} is not valid JSON ({exc})") from None
+        if not isinstance(base, dict):
+            raise CLIError(f"--config {args.config!r} must hold a JSON object")
+    else:
+        base = {}
+    mechanism = args.mechanism or base.get("mechanism")
+    if not mechanism:
+        raise CLIError("name a mechanism (dpcore run MECHANISM DATA) or give --config")
+    data = dict(base.get("data") or {})
+    if isinstance(base.get("data"), str):
+        data = {"source": base["data"]}
+    if args.data:
+        data["source"] = args.data
+    if not data.get("source"):
+        raise CLIError("name the data (a CSV/Parquet file, a directory of Parquet files or a "
+                       "sample name) or give --config with data.source")
+    for key in ("columns", "radius", "center"):
+        value = getattr(args, key)
+        if value is not None:
+            data[key] = value
+    params = dict(base.get("params") or {})
+    for flag, name in _FLAG_PARAMS.items():
+        value = getattr(args, flag)
+        if value is not None:
+            params[name] = value
+    params |= _parse_params(args.param)
+    seed = args.seed if args.seed is not None else base.get("seed")
+    return runconfig.make_config(mechanism, params, data, seed)
+
+
+def _write_result(result: Any, out: str) -> None:
+    if out == "-":
+        sys.stdout.write(result.to_json() + "\n")
+        return
+    path = Path(out)
+    suffix = path.suffix.lower()
+    if suffix not in (".json", ".csv"):
+        raise CLIError(f"--out {out!r}: use a .json or .csv file name (or - for JSON on stdout)")
+    if not path.parent.exists():
+        raise CLIError(f"--out {out!r}: folder {str(path.parent)!r} does not exist")
+    if suffix == ".json":
+        path.write_text(result.to_json() + "\n")
+    else:
+        result.to_frame().to_csv(path, index=False)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from dpcore import runconfig
+
+    if args.out and args.out != "-":  # fail before the work, not after it
+        _check_out(args.out, (".json", ".csv"))
+    cfg = _build_config(args)
+    if args.save_config:
+        _check_out(args.save_config, (".json",))
+        Path(args.save_config).write_text(json.dumps(cfg, indent=2) + "\n")
+    mech = runconfig.get_mechanism(cfg["mechanism"])
+    _progress(args, f"loading {cfg['data']['source']}")
+    t0 = time.perf_counter()
+    X = runconfig.load_data(cfg["data"])
+    _progress(args, f"loaded {X.shape[0]} rows x {X.shape[1]} columns in "
+                    f"{time.perf_counter() - t0:.2f} s; running {mech.name}")
+    result = runconfig.run_config(cfg, X, prepared=True)
+    _progress(args, f"{mech.name} finished in {result.seconds:.2f} s")
+    if args.out:
+        _write_result(result, args.out)
+        if args.out != "-":
+            _progress(args, f"wrote {args.out}")
+    if args.out != "-":
+        print(result.summary())
+    return 0
+
+
+def _check_out(out: str, suffixes: tuple[str, ...]) -> None:
+    path = Path(out)
+    if path.suffix.lower() not in suffixes:
+        raise CLIError(f"{out!r}: the file name must end in {' or '.join(suffixes)}")
+    if not path.parent.exists():
+        raise CLIError(f"{out!r}: folder {str(path.parent)!r} does not exist")
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from dpcore import runconfig
+
+    for name, mech in sorted(runconfig.MECHANISMS.items()):
+        params = ", ".join(
+            n if p.default is p.empty else f"{n}={p.default!r}"
+            for n, p in mech.parameters().items()
+        )
+        print(f"{name:22s} {mech.description}\n{'':22s} params: {params}")
+    for name, reason in sorted(runconfig.UNAVAILABLE.items()):
+        print(f"{name:22s} unavailable: {reason}")
+    return 0
+
+
+def _reproduce_modules() -> list[str]:
+    import dpcore.reproduce as pkg
+
+    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_"))
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    available = _reproduce_modules()
+    papers = available if args.paper == "all" else [args.paper]
+    if not papers:
+        raise CLIError("no reproduction module is installed (dpcore/reproduce/*.py)")
+    for paper in papers:
+        if paper not in available:
+            raise CLIError(f"unknown paper {paper!r}; choose one of {[*available, 'all']}")
+    failed = []
+    for paper in papers:
+        _progress(args, f"reproducing {paper}{' (quick)' if args.quick else ''}")
+        t0 = time.perf_counter()
+        module = importlib.import_module(f"dpcore.reproduce.{paper}")
+        if not hasattr(module, "main"):
+            raise CLIError(f"dpcore.reproduce.{paper} has no main(argv) function")
+        status = module.main(["--quick"] if args.quick else [])
+        if status not in (None, 0):
+            failed.append(paper)
+        _progress(args, f"{paper} done in {time.perf_counter() - t0:.1f} s")
+    if failed:
+        print(f"dpcore: reproduction failed for {failed}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def app_path() -> Path:
+    """``app.py`` of the checkout this package is installed from (editable install)."""
+    import dpcore
+
+    return Path(dpcore.__file__).resolve().parents[1] / "app.py"
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    app = app_path()
+    if not app.is_file():
+        raise CLIError(f"the dashboard needs the source checkout: {app} not found "
+                       "(install dpcore editable from the repository: pip install -e .)")
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
+           "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    print(f"dpcore dashboard: http://localhost:{args.port}", file=sys.stderr, flush=True)
+    if args.dry_run:
+        print(" ".join(cmd))
+        return 0
+    try:
+        return subprocess.call(cmd, cwd=app.parent)
+    except KeyboardInterrupt:
+        return 0
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    from dpcore import scale
+
+    _check_out(args.out, (".parquet", ".csv", ".npz"))
+    client = None
+    if args.scheduler:
+        from distributed import Client
+
+        client = Client(args.scheduler)
+    try:
+        _progress(args, f"importance sampling {args.data} ({args.sampler}, m={args.sample_size})")
+        sample = scale.importance_sample(
+            args.data, args.sample_size, radius=args.radius, sampler=args.sampler,
+            columns=args.columns, center=args.center, lam=args.lam,
+            mean_sq_norm=args.mean_sq_norm, stat_epsilon=args.stat_epsilon, rng=args.seed,
+            progress=lambda msg: _progress(args, msg),
+        )
+    finally:
+        if client is not None:
+            client.close()
+    scale.write_sample(sample, args.out)
+    _progress(args, f"wrote {args.out}")
+    print(sample.summary())
+    return 0
+
+
+def _add_data_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--columns", nargs="+", metavar="COL", help="columns to use (default: all "
+                   "numeric ones, or a sample's documented features)")
+    p.add_argument("--radius", type=float, help="declared public radius: rows are clipped to it")
+    p.add_argument("--center", type=float, nargs="+", metavar="X",
+                   help="declared public centre, subtracted before clipping")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dpcore", description="Differentially private clustering and aggregation.")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run a mechanism on a table and write its release",
+                         description="Run a mechanism on a CSV/Parquet file, a directory of "
+                         "Parquet files or a sample data set.")
+    run.add_argument("mechanism", nargs="?", help="see `dpcore list`")
+    run.add_argument("data", nargs="?", help="file, Parquet directory or sample name")
+    _add_data_flags(run)
+    run.add_argument("--epsilon", type=float)
+    run.add_argument("--delta", type=float)
+    run.add_argument("--rho", type=float)
+    run.add_argument("-k", "--k", type=int, help="number of clusters (n_clusters)")
+    run.add_argument("--n-iter", type=int)
+    run.add_argument("--sampler", help="dplloyd: uniform | coreset | privacy")
+    run.add_argument("--sample-size", type=int)
+    run.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                     help="any other mechanism parameter (VALUE parsed as JSON)")
+    run.add_argument("--config", help="run configuration JSON (flags override it)")
+    run.add_argument("--save-config", metavar="FILE.json", help="also write the configuration")
+    run.add_argument("--seed", type=int, help="random seed (default: fresh, recorded in --out)")
+    run.add_argument("--out", help="results file: .json or .csv (- for JSON on stdout)")
+    run.set_defaults(func=cmd_run)
+
+    lst = sub.add_parser("list", help="list the mechanisms and their parameters")
+    lst.set_defaults(func=cmd_list)
+
+    sample = sub.add_parser("sample", help="importance-sample data larger than memory (Dask)")
+    sample.add_argument("data", help="Parquet file, directory or glob")
+    _add_data_flags(sample)
+    sample.add_argument("--sample-size", type=int, required=True, help="expected size m")
+    sample.add_argument("--sampler", choices=["coreset", "uniform"], default="coreset")
+    sample.add_argument("--lam", type=float, default=0.5, help="coreset mixture weight λ")
+    sample.add_argument("--mean-sq-norm", type=float,
+                        help="declared public mean squared norm (coreset)")
+    sample.add_argument("--stat-epsilon", type=float,
+                        help="estimate the mean squared norm privately with this ε")
+    sample.add_argument("--scheduler", help="dask.distributed scheduler address")
+    sample.add_argument("--seed", type=int)
+    sample.add_argument("--out", required=True, help=".parquet, .csv or .npz")
+    sample.set_defaults(func=cmd_sample)
+
+    rep = sub.add_parser("reproduce", help="regenerate a paper's reproduction report")
+    rep.add_argument("paper", help="module of dpcore.reproduce, or 'all'")
+    rep.add_argument("--quick", action="store_true", help="small, fast version")
+    rep.set_defaults(func=cmd_reproduce)
+
+    app = sub.add_parser("app", help="start the dashboard")
+    app.add_argument("--port", type=int, default=8501)
+    app.add_argument("--dry-run", action="store_true", help="print the command only")
+    app.set_defaults(func=cmd_app)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``dpcore`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(f"dpcore: warning: {category.__name__}: {message}", file=sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        try:
+            return int(args.func(args) or 0)
+        except (ValueError, TypeError, OSError, ImportError) as exc:
+            # bad input (DataError, BudgetExceededError are ValueErrors): one line, no traceback
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            print(f"dpcore: error: {text}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""The ``dpcore`` command line (dpcore.cli), run in-process except for one real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore import cli
+from dpcore import runconfig as rc
+from dpcore.privacy import PureDP
+
+
+def standin_mean(X, *, epsilon: float, radius: float, rng=None):
+    """Laplace mean in the ball of ``radius``: a stand-in so these tests need no other module."""
+    noise = rng.laplace(0.0, 2 * radius / (len(X) * epsilon), size=X.shape[1])
+    return X.mean(axis=0) + noise, PureDP(epsilon)
+
+
+@pytest.fixture(autouse=True)
+def standin():
+    mech = rc.register(rc.Mechanism("cli_standin", standin_mean,
+                                    rc.function_runner({"mean": "mean"})(standin_mean)),
+                       replace=True)
+    yield mech
+    rc.MECHANISMS.pop(mech.name, None)
+
+
+@pytest.fixture
+def table(tmp_path) -> Path:
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(50, 3)), columns=["a", "b", "c"])
+    df["label"] = "x"
+    path = tmp_path / "table.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def run(argv, capsys):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_run_writes_json_and_summary(table, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    code, stdout, stderr = run(["run", "cli_standin", table, "--columns", "a", "b",
+                                "--radius", 4, "--epsilon", 2, "--seed", 5, "--out", out], capsys)
+    assert code == 0, stderr
+    res = json.loads(out.read_text())
+    assert res["guarantee"] == {"type": "PureDP", "epsilon": 2.0}
+    assert len(res["released"]["mean"]) == 2
+    assert res["config"]["data"] == {"source": str(table), "columns": ["a", "b"],
+                                     "radius": 4.0, "center": None}
+    assert res["config"]["seed"] == 5
+    assert "cli_standin: released under" in stdout
+    assert "loading" in stderr and "finished" in stderr  # progress goes to stderr
+
+
+def test_config_round_trip_reproduces_the_release(table, tmp_path, capsys):
+    cfg, out1, out2 = tmp_path / "cfg.json", tmp_path / "1.json", tmp_path / "2.csv"
+    code, _, _ = run(["-q", "run", "cli_standin", table, "--radius", 4, "--epsilon", 1,
+                      "--save-config", cfg, "--out", out1], capsys)
+    assert code == 0
+    code, _, err = run(["-q", "run", "--config", cfg, "--out", out2], capsys)
+    assert code == 0 and err == ""
+    first = json.loads(out1.read_text())["released"]["mean"]
+    frame = pd.read_csv(out2)
+    np.testing.assert_allclose(frame[frame.output == "mean"].value, first)
+    assert frame[frame.output == "guarantee"].value.tolist() == [1.0]
+    # flags override the configuration: another seed gives another release
+    code, stdout, _ = run(["-q", "run", "--config", cfg, "--seed", 99, "--out", "-"], capsys)
+    assert code == 0 and json.loads(stdout)["released"]["mean"] != first
+
+
+def test_param_flags_are_parsed_as_json(table, capsys):
+    code, stdout, err = run(["-q", "run", "cli_standin", table, "-p", "epsilon=1e9",
+                             "-p", "radius=100", "--out", "-"], capsys)
+    assert code == 0, err
+    res = json.loads(stdout)
+    assert res["config"]["params"] == {"epsilon": 1e9, "radius": 100}
+    expected = pd.read_csv(table)[["a", "b", "c"]].to_numpy().mean(axis=0)
+    np.testing.assert_allclose(res["released"]["mean"], expected, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "cli_standin", "missing.csv", "--radius", 1, "--epsilon", 1],
+         "neither an existing file"),
+        (["run", "cli_standin", "{table}", "--columns", "zz", "--radius", 1, "--epsilon", 1],
+         "unknown column(s): 'zz'"),
+        (["run", "cli_standin", "{table}", "--columns", "label", "--radius", 1, "--epsilon", 1],
+         "column 'label' has non-numeric values"),
+        (["run", "cli_standin", "{table}", "--epsilon", 1], "needs parameter(s) ['radius']"),
+        (["run", "cli_standin", "{table}", "--radius", 1, "--epsilon", 1, "--out", "r.txt"],
+         "must end in .json or .csv"),
+        (["run", "cli_standin", "{table}", "-p", "epsilon"], "-p expects NAME=VALUE"),
+        (["run", "nope", "{table}"], "unknown mechanism 'nope'"),
+        (["run", "--config", "{bad}"], "is not valid JSON"),
+        (["run", "--config", "missing.json"], "no such file"),
+        (["run"], "name a mechanism"),
+        (["run", "cli_standin", "{table}", "--radius", -1, "--epsilon", 1],
+         "data.radius must be a finite positive number"),
+        (["reproduce", "no_such_paper"], "unknown paper 'no_such_paper'"),
+    ],
+)
+def test_bad_input_gives_one_line_and_status_2(argv, message, table, tmp_path, capsys,
+                                               monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{oops")
+    argv = [str(a).format(table=table, bad=bad) for a in argv]
+    code, _stdout, stderr = run(argv, capsys)
+    assert code == 2
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("dpcore: error: ") and message in last, stderr
+    assert "Traceback" not in stderr
+    assert not (tmp_path / "r.txt").exists()  # nothing written on bad input
+
+
+def test_module_entry_point_exits_cleanly_on_bad_input(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "dpcore", "run", "nope", "x.csv"],
+                          capture_output=True, text=True, cwd=Path(cli.__file__).parents[1],
+                          timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("dpcore: error: unknown mechanism 'nope'")
+    assert "Traceback" not in proc.stderr
+
+
+def test_reproduce_calls_the_papers_main(monkeypatch, capsys):
+    calls = []
+    for name in ("alpha", "beta"):
+        mod = types.ModuleType(f"dpcore.reproduce.{name}")
+        mod.main = lambda argv=None, name=name: calls.append((name, argv))
+        monkeypatch.setitem(sys.modules, mod.__name__, mod)
+    monkeypatch.setattr(cli, "_reproduce_modules", lambda: ["alpha", "beta"])
+    assert run(["reproduce", "beta", "--quick"], capsys)[0] == 0
+    assert calls == [("beta", ["--quick"])]
+    assert run(["reproduce", "all"], capsys)[0] == 0
+    assert calls[1:] == [("alpha", []), ("beta", [])]
+
+
+def test_app_locates_the_dashboard(monkeypatch, tmp_path, capsys):
+    app = tmp_path / "app.py"
+    monkeypatch.setattr(cli, "app_path", lambda: app)
+    code, _, err = run(["app", "--dry-run"], capsys)
+    assert code == 2 and "app.py not found" in err
+    app.write_text("")
+    code, out, err = run(["app", "--port", "8600", "--dry-run"], capsys)
+    assert code == 0 and "http://localhost:8600" in err
+    assert out.split()[1:5] == ["-m", "streamlit", "run", str(app)]
+    assert "--server.port 8600" in out
+
+
+def test_list_shows_available_and_unavailable(monkeypatch, capsys):
+    monkeypatch.setitem(rc.UNAVAILABLE, "ghost", "dpcore.ghost cannot be imported (boom)")
+    code, out, _ = run(["list"], capsys)
+    assert code == 0
+    assert "cli_standin" in out and "params: epsilon, radius" in out
+    assert "ghost" in out and "unavailable: dpcore.ghost cannot be imported" in out

@@ -338,7 +338,8 @@ class PrivacyLedger:
                     f"{b.kind} budget ({b})"
                 )
         if isinstance(b, PureDP | ZCDP):
-            return compose(*guarantees) if guarantees else type(b)(0.0)
+            # Seeding with the budget's zero makes pure entries come out as ρ = ε²/2 under zCDP.
+            return compose(type(b)(0.0), *guarantees)
         zc = [g for g in guarantees if isinstance(g, ZCDP)]
         rest = [g for g in guarantees if not isinstance(g, ZCDP)]
         eps, delta, gamma = _as_eps_delta_gamma(compose(*rest))

@@ -1,0 +1,131 @@
+"""The dpcore dashboard: the frame (navigation and sidebar) shared by every page.
+
+Run with ``streamlit run app.py`` (or ``make app``). A page appears in the navigation only when
+the dpcore module it is built on imports (issue 7: never a stub page).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import streamlit as st
+
+from dpcore.datasets import SAMPLE_DATASETS
+from dpcore.privacy import PrivacyLedger
+from pages._common import (
+    DATA_KEYS,
+    EPSILON_GRID,
+    SYNTHETIC,
+    UPLOAD,
+    budget_from_state,
+    current_dataset,
+    init_state,
+    ledger,
+)
+
+ROOT = Path(__file__).resolve().parent
+
+# (file, title, icon, the "module:name" objects the page needs)
+PAGES: list[tuple[str, str, str, tuple[str, ...]]] = [
+    ("pages/data.py", "Data", ":material/table:", ()),
+    ("pages/importance.py", "Importance sampling", ":material/scatter_plot:",
+     ("dpcore.importance:poisson_sample", "dpcore.lloyd:DPLloyd")),
+    ("pages/friendlycore.py", "FriendlyCore", ":material/hub:",
+     ("dpcore.friendlycore:friendly_core", "dpcore.friendlycore:friendly_mean")),
+    ("pages/clustering.py", "Clustering", ":material/bubble_chart:", ("dpcore.lloyd:DPLloyd",)),
+    ("pages/utility.py", "Privacy–utility", ":material/show_chart:", ("dpcore.lloyd:DPLloyd",)),
+    ("pages/sensitivity.py", "Sensitivity sampler", ":material/functions:",
+     ("dpcore.sensitivity:sample_then_respond", "dpcore.statistics:STATISTICS")),
+    ("pages/ledger.py", "Privacy ledger", ":material/account_balance:", ()),
+]
+
+
+@st.cache_resource(show_spinner=False)
+def available(requirements: tuple[str, ...]) -> bool:
+    """Whether every ``module:name`` a page needs imports (a missing one hides the page)."""
+    for req in requirements:
+        module, _, name = req.partition(":")
+        try:
+            if not hasattr(importlib.import_module(module), name):
+                return False
+        except Exception:  # an algorithm still being written must not break the app
+            return False
+    return True
+
+
+def navigation_pages() -> list:
+    pages = []
+    for path, title, icon, needs in PAGES:
+        if (ROOT / path).exists() and available(needs):
+            pages.append(st.Page(path, title=title, icon=icon, default=path == "pages/data.py"))
+    return pages
+
+
+def _data_label(key: str) -> str:
+    if key in SAMPLE_DATASETS:
+        return SAMPLE_DATASETS[key].title
+    if key == SYNTHETIC:
+        return "Synthetic Gaussian mixture (public by construction)"
+    up = st.session_state.get("uploaded")
+    return f"Uploaded file {up['name']}" if up else "No file uploaded yet"
+
+
+def sidebar() -> None:
+    ss = st.session_state
+    # No format_func: with bind="query-params" the URL holds the formatted label.
+    st.selectbox("Data set", DATA_KEYS, key="data", bind="query-params",
+                 help="cities / earthquakes: bundled samples; mixture: the papers' synthetic "
+                      "Gaussian mixture; upload: your own table (Data page).")
+    ds = current_dataset()
+    st.caption(_data_label(ss.get("data") or DATA_KEYS[0]))
+    if ds is not None:
+        radius = "not declared" if ds.radius is None else f"{ds.radius:.4g}"
+        st.caption(f"{ds.n:,} rows × {ds.d} columns ({', '.join(ds.columns[:4])}"
+                   f"{'…' if ds.d > 4 else ''}); radius {radius}")
+    elif ss.get("data") == UPLOAD:
+        st.caption("Upload a file on the Data page.")
+
+    st.radio("Mode", ["explore", "release"], key="mode", horizontal=True, bind="query-params",
+             help="explore: the data are treated as public or demo data and raw views are shown "
+                  "(labelled as not private). release: only DP outputs are shown, previews use a "
+                  "synthetic proxy, and every release is recorded in the ledger.")
+
+    st.select_slider("ε per release", EPSILON_GRID, value=1.0, key="eps", bind="query-params",
+                     help="ε ≤ 1: strong privacy; 1–5: moderate; above 5: weak. The "
+                          "Privacy–utility page shows what accuracy each ε buys on your data.")
+    if ss.get("eps", 1.0) >= 5:
+        st.caption(":orange[ε ≥ 5 gives little protection; prefer a smaller ε if the error "
+                   "allows.]")
+    c1, c2 = st.columns(2)
+    c1.number_input("k (clusters)", 1, 50, value=5, key="k", bind="query-params")
+    c2.number_input("Seed", 0, 2**31 - 1, value=0, key="seed", bind="query-params",
+                    help="Seeds explore-mode noise, so a shared URL shows the same draw. "
+                         "Releases always draw fresh noise (seed recorded in their configuration).")
+
+    led: PrivacyLedger = ledger()
+    locked = len(led) > 0
+    with st.expander("Total budget", expanded=False):
+        st.number_input("ε", 0.01, 1000.0, key="budget_eps", disabled=locked, format="%.3g")
+        st.number_input("δ", 0.0, 0.1, key="budget_delta", disabled=locked, format="%.1e")
+        st.number_input("γ (random DP)", 0.0, 0.5, key="budget_gamma", disabled=locked,
+                        format="%.3g", help="Only the sensitivity sampler spends γ.")
+        if locked:
+            st.caption("Reset the ledger to change the budget.")
+    if not locked and budget_from_state() != led.budget:
+        ss["ledger"] = led = PrivacyLedger(budget_from_state())
+    remaining = led.remaining()
+    spent_eps = led.budget.epsilon - remaining.epsilon
+    st.metric("Budget remaining", f"ε {remaining.epsilon:.3g}",
+              delta=f"-{spent_eps:.3g} spent in {len(led)} release(s)" if len(led) else None,
+              delta_color="inverse")
+    st.progress(min(max(spent_eps / led.budget.epsilon, 0.0), 1.0) if led.budget.epsilon else 0.0)
+
+
+st.set_page_config(page_title="dpcore: private clustering explorer", page_icon=":material/lock:",
+                   layout="wide")
+init_state()
+nav = st.navigation(navigation_pages())
+with st.sidebar:
+    sidebar()
+nav.run()

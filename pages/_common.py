@@ -1,0 +1,302 @@
+"""Streamlit helpers shared by the frame (``app.py``) and the pages: state, data in use, releases.
+
+Kept small on purpose: the maths lives in ``dpcore``, the figures in ``dpcore.plots``; this module
+only glues widgets and session state to them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpcore.data import DataError, load_table, numeric_columns
+from dpcore.datasets import SAMPLE_DATASETS, gaussian_mixture, load_sample
+from dpcore.privacy import ApproxDP, BudgetExceededError, PrivacyLedger, RandomDP
+from dpcore.runconfig import make_config, prepare_matrix
+from dpcore.ui_state import box_geometry, explore_seed, fingerprint, fresh_seed, synthetic_proxy
+
+SYNTHETIC = "mixture"
+UPLOAD = "upload"
+DATA_KEYS = [*SAMPLE_DATASETS, SYNTHETIC, UPLOAD]
+EPSILON_GRID = [0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 20.0]
+EXPLORE_NOTE = "explore mode: these views show the data itself, not a private release"
+
+# Synthetic mixture (the importance-sampling paper's Gaussian mixtures): public by construction.
+MIXTURE = {"n": 10_000, "d": 2, "k": 5, "sigma": 1.0, "center_radius": 10.0}
+
+
+def _leave_legacy_router() -> None:
+    """Re-run through ``app.py`` when Streamlit's legacy ``pages/`` router ran a page directly.
+
+    Streamlit decides per process whether ``pages/`` is a legacy multipage folder until the first
+    ``st.navigation`` call; the very first session of a fresh server that opens a deep link
+    (e.g. ``/ledger``) would otherwise get the bare page without the frame. Turning the flag off
+    and re-running sends it through ``app.py``'s navigation, as every later session does.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+def init_state() -> None:
+    """Session defaults (idempotent; every page calls it, so a page opened directly works)."""
+    _leave_legacy_router()
+    ss = st.session_state
+    # The URL-bound sidebar widgets (data, mode, eps, k, seed) get their defaults in app.py:
+    # setting them here first would make Streamlit ignore the URL.
+    ss.setdefault("budget_eps", 10.0)
+    ss.setdefault("budget_delta", 1e-6)
+    ss.setdefault("budget_gamma", 0.0)
+    if "ledger" not in ss:
+        ss["ledger"] = PrivacyLedger(budget_from_state())
+    ss.setdefault("data_specs", {})
+    ss.setdefault("uploaded", None)
+    ss.setdefault("upload_error", None)
+    ss.setdefault("run_ids", {})
+    ss.setdefault("releases", {})
+
+
+def budget_from_state():
+    """The total budget the sidebar asks for: (ε, δ)-DP, or (ε, δ, γ)-random DP when γ > 0."""
+    ss = st.session_state
+    eps, delta = float(ss["budget_eps"]), float(ss["budget_delta"])
+    gamma = float(ss["budget_gamma"])
+    return RandomDP(eps, delta, gamma) if gamma > 0 else ApproxDP(eps, delta)
+
+
+def ledger() -> PrivacyLedger:
+    return st.session_state["ledger"]
+
+
+def is_release_mode() -> bool:
+    return st.session_state.get("mode") == "release"
+
+
+# ------------------------------------------------------------------------------------------------
+# Data in use
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The data set in use, as prepared for the mechanisms (centred on the declared centre and
+    clipped to the declared radius, exactly as :func:`dpcore.runconfig.prepare_matrix` does)."""
+
+    key: str
+    source: str
+    title: str
+    df: pd.DataFrame
+    columns: list[str]
+    center: list[float] | None
+    radius: float | None
+    X: np.ndarray
+    fp: str
+    public: bool
+    radius_from: str
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def d(self) -> int:
+        return int(self.X.shape[1])
+
+    def config_data(self) -> dict[str, Any]:
+        return {"source": self.source, "columns": self.columns, "radius": self.radius,
+                "center": self.center}
+
+
+@st.cache_data(show_spinner="Loading sample data…", max_entries=8)
+def _sample_frame(name: str) -> pd.DataFrame:
+    return load_sample(name)
+
+
+@st.cache_data(show_spinner="Generating the synthetic mixture…", max_entries=8)
+def _mixture_frame(n: int, d: int, k: int, sigma: float, center_radius: float) -> pd.DataFrame:
+    X, labels, _ = gaussian_mixture(n, d, k, sigma=sigma, center_radius=center_radius, rng=0)
+    df = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(d)])
+    df["component"] = labels
+    return df
+
+
+def default_spec(key: str, df: pd.DataFrame) -> dict[str, Any]:
+    """Columns, centre and radius used until the user declares others on the Data page."""
+    if key in SAMPLE_DATASETS:
+        ds = SAMPLE_DATASETS[key]
+        geo = box_geometry(ds.bounds)
+        return {"columns": list(ds.columns), "center": list(geo.center), "radius": geo.radius,
+                "radius_from": "public bounds (longitude ∈ [-180, 180], latitude ∈ [-90, 90])"}
+    if key == SYNTHETIC:
+        d = MIXTURE["d"]
+        radius = MIXTURE["center_radius"] + 4 * MIXTURE["sigma"] * np.sqrt(d)
+        return {"columns": [f"x{j + 1}" for j in range(d)], "center": [0.0] * d,
+                "radius": float(radius), "radius_from": "generator parameters (public)"}
+    cols = numeric_columns(df)
+    return {"columns": cols, "center": None, "radius": None, "radius_from": "not declared yet"}
+
+
+def raw_frame(key: str) -> tuple[pd.DataFrame | None, str, str]:
+    """(DataFrame or None, config source, title) of a data key."""
+    if key in SAMPLE_DATASETS:
+        return _sample_frame(key), key, SAMPLE_DATASETS[key].title
+    if key == SYNTHETIC:
+        m = MIXTURE
+        return (_mixture_frame(m["n"], m["d"], m["k"], m["sigma"], m["center_radius"]),
+                "synthetic mixture", f"Synthetic mixture of {m['k']} Gaussians (n = {m['n']:,})")
+    up = st.session_state.get("uploaded")
+    if up is None:
+        return None, "", "no file uploaded yet"
+    return up["df"], up["name"], f"Uploaded file {up['name']}"
+
+
+def spec(key: str, df: pd.DataFrame) -> dict[str, Any]:
+    specs = st.session_state["data_specs"]
+    if key not in specs:
+        specs[key] = default_spec(key, df)
+    return specs[key]
+
+
+def current_dataset() -> Dataset | None:
+    """The prepared data set in use, or None (with the reason shown) when there is none."""
+    key = st.session_state.get("data") or DATA_KEYS[0]
+    df, source, title = raw_frame(key)
+    if df is None:
+        return None
+    sp = spec(key, df)
+    memo_key = (key, source, id(df), json.dumps(sp, sort_keys=True, default=str))
+    memo = st.session_state.get("_prepared")
+    if memo is not None and memo[0] == memo_key:
+        return memo[1]
+    try:
+        X = prepare_matrix(df, columns=sp["columns"], radius=sp["radius"], center=sp["center"])
+    except DataError as exc:
+        st.session_state["_prepared"] = None
+        st.error(f"The chosen columns cannot be used: {exc}")
+        return None
+    ds = Dataset(key=key, source=source, title=title, df=df, columns=list(sp["columns"]),
+                 center=sp["center"], radius=sp["radius"], X=X, fp=fingerprint(X),
+                 public=key != UPLOAD, radius_from=sp["radius_from"])
+    st.session_state["_prepared"] = (memo_key, ds)
+    return ds
+
+
+def require_dataset(*, need_radius: bool = True) -> Dataset:
+    """The data set in use; stops the page with a message when it is missing or incomplete."""
+    ds = current_dataset()
+    if ds is None:
+        st.info("No usable data set: pick a sample in the sidebar or upload a file on the Data "
+                "page.")
+        st.page_link("pages/data.py", label="Go to the Data page", icon=":material/table:")
+        st.stop()
+    if need_radius and ds.radius is None:
+        st.warning("The mechanisms need a declared radius (a public bound on ‖x‖). Declare it on "
+                   "the Data page.")
+        st.page_link("pages/data.py", label="Go to the Data page", icon=":material/table:")
+        st.stop()
+    return ds
+
+
+def upload_file(uploaded) -> None:
+    """Parse an upload into session state (in memory only) or keep its error message."""
+    if uploaded is None:
+        return
+    try:
+        df = load_table(uploaded.getvalue(), filename=uploaded.name)
+        if not numeric_columns(df):
+            raise DataError("no numeric column found: every column holds text; check the "
+                            "delimiter and the decimal separator (use '.' for decimals)")
+    except DataError as exc:
+        st.session_state["upload_error"] = f"{uploaded.name}: {exc}"
+        return
+    st.session_state["upload_error"] = None
+    st.session_state["uploaded"] = {"name": uploaded.name, "df": df, "size": uploaded.size}
+    st.session_state["data_specs"].pop(UPLOAD, None)
+    st.session_state["data"] = UPLOAD
+
+
+def proxy_points(ds: Dataset) -> np.ndarray:
+    """Release-mode stand-in: same n and d, inside the declared ball (public inputs only)."""
+    radius = ds.radius if ds.radius is not None else 1.0
+    return _proxy(ds.n, ds.d, float(radius))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _proxy(n: int, d: int, radius: float) -> np.ndarray:
+    return synthetic_proxy(n, d, radius, rng=0)
+
+
+# ------------------------------------------------------------------------------------------------
+# Seeds, releases, downloads
+# ------------------------------------------------------------------------------------------------
+
+
+def view_seed(page: str) -> int:
+    """Explore-mode seed of this page's current draw (changes only with "new draw")."""
+    base = int(st.session_state.get("seed") or 0)
+    return explore_seed(base, st.session_state["run_ids"].get(page, 0))
+
+
+def new_draw_button(page: str) -> None:
+    """A button that moves this page to a fresh noise draw (explore mode)."""
+    def _bump() -> None:
+        st.session_state["run_ids"][page] = st.session_state["run_ids"].get(page, 0) + 1
+
+    st.button("New noise draw", key=f"{page}_redraw", on_click=_bump,
+              help="Explore mode reuses the draw of the current seed on every rerun; this "
+                   "draws fresh noise (the seed of the draw is in the run configuration).")
+
+
+def release_seed() -> int:
+    """A fresh seed for a release: never shared between two releases."""
+    return fresh_seed()
+
+
+def record_release(label: str, guarantee, config: dict) -> bool:
+    """Spend ``guarantee`` in the ledger; on refusal show why and return False."""
+    try:
+        ledger().spend(label, guarantee, mechanism=config["mechanism"], seed=config["seed"],
+                       params=config["params"], source=config["data"]["source"])
+    except BudgetExceededError as exc:
+        st.error(f"Release refused, nothing was released: {exc}")
+        return False
+    except TypeError as exc:
+        st.error(f"Release refused, nothing was released: {exc}. Random-DP releases need a γ "
+                 "budget: reset the ledger and set γ > 0 in the sidebar.")
+        return False
+    return True
+
+
+def config_for(mechanism: str, params: dict, ds: Dataset, seed: int) -> dict:
+    return make_config(mechanism, params, ds.config_data(), seed)
+
+
+def download_config(config: dict, key: str) -> None:
+    st.download_button(
+        "Run configuration (JSON)", json.dumps(config, indent=2),
+        file_name=f"{config['mechanism']}_config.json", mime="application/json", key=key,
+        on_click="ignore", icon=":material/download:",
+        help="Re-run with `dpcore run --config FILE` or dpcore.runconfig.run_config(json.load(f)).",
+    )
+
+
+def download_csv(df: pd.DataFrame, file_name: str, key: str, label: str = "CSV") -> None:
+    st.download_button(label, df.to_csv(index=False), file_name=file_name, mime="text/csv",
+                       key=key, on_click="ignore", icon=":material/download:")
+
+
+def matrix_frame(M: np.ndarray, columns: list[str], prefix: str = "") -> pd.DataFrame:
+    M = np.atleast_2d(np.asarray(M, dtype=float))
+    names = columns if len(columns) == M.shape[1] else [f"x{j + 1}" for j in range(M.shape[1])]
+    return pd.DataFrame(M, columns=[f"{prefix}{c}" for c in names])
+
+
+def show(fig, key: str) -> None:
+    st.plotly_chart(fig, key=key, width="stretch")

@@ -1,0 +1,177 @@
+"""Data page: choose, upload and declare the data; preview it (explore) or a proxy (release)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpcore import plots
+from dpcore.data import data_radius, numeric_columns
+from dpcore.ui_state import pca_projection
+from pages._common import (
+    EXPLORE_NOTE,
+    SYNTHETIC,
+    UPLOAD,
+    current_dataset,
+    init_state,
+    is_release_mode,
+    proxy_points,
+    raw_frame,
+    show,
+    spec,
+    upload_file,
+)
+
+init_state()
+ss = st.session_state
+st.title("Data")
+st.caption("Pick a bundled sample or the synthetic mixture in the sidebar, or upload a table. "
+           "Then declare which columns to use and the public centre and radius the privacy "
+           "guarantees rely on.")
+
+st.file_uploader(
+    "Upload a table (CSV, TSV, Parquet, optionally .gz); it is held in memory only",
+    type=["csv", "tsv", "txt", "parquet", "gz"], key="upload",
+    on_change=lambda: upload_file(ss.get("upload")),
+)
+if ss.get("upload_error"):
+    st.error(f"This file cannot be used. {ss['upload_error']}")
+
+key = ss["data"]
+df, source, title = raw_frame(key)
+if df is None:
+    st.info("No file uploaded yet: upload one above, or pick a sample data set in the sidebar.")
+    st.stop()
+sp = spec(key, df)
+st.subheader(title)
+
+
+def _init(wkey: str, value) -> None:
+    if wkey not in ss:
+        ss[wkey] = value
+
+
+# ---- columns, centre, radius: written to the data spec by callbacks, so the sidebar and the
+# ---- other pages see the declaration in the same rerun.
+def _set_columns() -> None:
+    cols = ss[f"cols_{key}"]
+    if cols != sp["columns"]:
+        sp["columns"] = list(cols)
+        if sp["center"] is not None and len(sp["center"]) != len(cols):
+            sp["center"] = [0.0] * len(cols)
+            ss[f"center_{key}"] = ", ".join("0" for _ in cols)
+
+
+def _set_center() -> None:
+    text = ss[f"center_{key}"].strip()
+    if not text:
+        sp["center"] = None
+        ss["center_error"] = None
+        return
+    try:
+        c = [float(t) for t in text.replace(";", ",").split(",")]
+    except ValueError:
+        ss["center_error"] = f"the centre must be numbers separated by commas, got {text!r}"
+        return
+    if len(c) != len(sp["columns"]) or not np.all(np.isfinite(c)):
+        ss["center_error"] = (f"the centre needs {len(sp['columns'])} finite coordinate(s), one "
+                              f"per chosen column; got {text!r}")
+        return
+    sp["center"], ss["center_error"] = c, None
+
+
+def _set_radius() -> None:
+    r = ss[f"radius_{key}"]
+    sp["radius"] = None if r is None else float(r)
+    sp["radius_from"] = "declared by you" if r is not None else "not declared yet"
+
+
+numeric = numeric_columns(df)
+_init(f"cols_{key}", [c for c in sp["columns"] if c in numeric])
+_init(f"center_{key}", "" if sp["center"] is None else ", ".join(f"{c:g}" for c in sp["center"]))
+_init(f"radius_{key}", sp["radius"])
+
+c1, c2, c3 = st.columns([2, 1, 1])
+c1.multiselect("Columns (numeric)", numeric, key=f"cols_{key}", on_change=_set_columns)
+c2.text_input("Public centre (comma-separated; empty = 0)", key=f"center_{key}",
+              on_change=_set_center,
+              help="Rows are centred on this point before clipping. It must not be read off "
+                   "private data (e.g. the midpoint of known bounds).")
+c3.number_input("Public radius", min_value=1e-9, key=f"radius_{key}", on_change=_set_radius,
+                format="%.4g", help="Rows are clipped (scaled down) to this L2 norm after "
+                                    "centring; the sensitivity of every mechanism depends on it.")
+if ss.get("center_error"):
+    st.error(ss["center_error"])
+st.caption(f"Radius source: {sp['radius_from']}.")
+
+if not sp["columns"]:
+    st.warning("Choose at least one numeric column.")
+    st.stop()
+
+
+def _suggest_radius() -> None:
+    from dpcore.runconfig import prepare_matrix
+
+    Xc = prepare_matrix(df, columns=sp["columns"], center=sp["center"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the page shows its own, more visible warning
+        r = data_radius(Xc, quantile=0.99)
+    ss[f"radius_{key}"] = float(f"{r:.4g}")
+    sp["radius"] = float(f"{r:.4g}")
+    sp["radius_from"] = "suggested from the data's 99th percentile norm: NOT private"
+
+
+if key == UPLOAD or sp["radius"] is None or "NOT private" in sp["radius_from"]:
+    st.button("Suggest a radius from the data (not private)", key="suggest_radius",
+              on_click=_suggest_radius)
+if "NOT private" in sp["radius_from"]:
+    st.warning("The radius was read off the data: a real release with it leaks information about "
+               "the data (PrivacyLeakWarning). Replace it by a bound you know independently of "
+               "the data before releasing.")
+
+ds = current_dataset()
+if ds is None:
+    st.stop()
+clipped = 0
+if ds.radius is not None:
+    from dpcore.geometry import row_norms
+
+    # ds.X is already clipped: rows that were outside now sit on the sphere.
+    clipped = int(np.sum(row_norms(ds.X) >= ds.radius * (1 - 1e-9)))
+m1, m2, m3 = st.columns(3)
+m1.metric("Rows", f"{ds.n:,}")
+m2.metric("Columns used", ds.d)
+m3.metric("Rows on the radius (clipped)", f"{clipped:,}")
+
+if key == SYNTHETIC:
+    st.caption("Synthetic data are public by construction: generated with a fixed seed from a "
+               "mixture of spherical Gaussians (the importance-sampling paper's set-up).")
+
+if is_release_mode():
+    st.info("Release mode: the data are not shown. The preview is a synthetic proxy with the same "
+            "shape inside the declared radius; only DP outputs of the mechanisms are released.")
+    st.dataframe(pd.DataFrame({"column": ds.columns,
+                               "dtype": [str(df[c].dtype) for c in ds.columns]}),
+                 hide_index=True)
+    P = proxy_points(ds)
+    proj = pca_projection(P, ds.columns)
+    fig = plots.points_figure(proj(P), title="Synthetic proxy (not your data)",
+                              axis_titles=proj.axis_titles, seed=int(ss["seed"]))
+    if ds.d == 2 and ds.radius is not None:
+        plots.add_ball(fig, [0.0, 0.0], ds.radius)
+    show(fig, "data_scatter")
+else:
+    st.caption(f":orange[{EXPLORE_NOTE}]")
+    st.dataframe(df.head(1000), height=240)
+    centre = np.zeros(ds.d) if ds.center is None else np.asarray(ds.center)
+    P = ds.X + centre  # back to the table's units for display
+    proj = pca_projection(P, ds.columns)
+    fig = plots.points_figure(proj(P), title=f"{ds.title}: rows after centring and clipping",
+                              axis_titles=proj.axis_titles, note=EXPLORE_NOTE,
+                              seed=int(ss["seed"]))
+    if ds.d == 2 and ds.radius is not None:
+        plots.add_ball(fig, centre, ds.radius)
+    show(fig, "data_scatter")

@@ -1,0 +1,62 @@
+"""Helpers for the dashboard's AppTest tests (``tests/test_app*.py``).
+
+Streamlit 1.67's AppTest resets ``PagesManager.uses_pages_directory`` before every run, so with a
+folder literally named ``pages/`` (fixed by the product brief) every run after the first one goes
+through the legacy ``pages/`` router and skips ``app.py`` (the sidebar and the navigation
+vanish). The real server decides this once per process and the first ``st.navigation`` call turns
+the legacy router off for good; :func:`new_app` mimics that by patching the flag in AppTest.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import streamlit as st
+import streamlit.testing.v1.app_test as _app_test
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+class _NavigationPagesManager(PagesManager):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+
+_app_test.PagesManager = _NavigationPagesManager
+
+
+def clear_caches() -> None:
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def new_app(query: dict[str, str] | None = None, timeout: float = 60) -> AppTest:
+    """A fresh session of the dashboard, run once (on the Data page)."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def errors(at: AppTest) -> list:
+    """Every ``st.error`` element (AppTest's ``at.error``)."""
+    return list(at.error)
+
+
+def figure_specs(at: AppTest) -> list[dict]:
+    """The plotly figures of the current page, as dicts (``{"data": [...], "layout": {...}}``)."""
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def trace_array(trace: dict, field: str) -> np.ndarray:
+    """A trace's array field, decoding plotly's base64 typed arrays."""
+    v = trace[field]
+    if isinstance(v, dict) and "bdata" in v:
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+    return np.asarray(v)

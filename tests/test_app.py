@@ -1,0 +1,172 @@
+"""AppTest tests of the dashboard frame, the Data page and the Ledger page.
+
+Plotly figures are asserted from the spec Streamlit sends (``proto.spec``), decoding plotly's
+typed arrays (``../shared/spec/streamlit_notes.md`` §2).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from apptest_helpers import (
+    clear_caches,
+    errors,
+    figure_specs,
+    new_app,
+    trace_array,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore::dpcore.privacy.PrivacyLeakWarning")
+
+
+def test_app_renders_without_exception():
+    t0 = time.perf_counter()
+    at = new_app()
+    elapsed = time.perf_counter() - t0
+    assert not at.exception
+    assert not errors(at)
+    assert at.title[0].value == "Data"
+    # the frame: data set, mode, budget remaining in the sidebar
+    assert at.sidebar.selectbox(key="data").value == "cities"
+    assert at.sidebar.radio(key="mode").value == "explore"
+    assert at.sidebar.metric[0].label == "Budget remaining"
+    assert elapsed < 20  # generous for a loaded CI machine; the measured time is reported
+
+
+def test_data_page_scatter_shows_all_sample_points_in_lonlat_units():
+    at = new_app()
+    spec = figure_specs(at)[0]
+    x = trace_array(spec["data"][0], "x")
+    y = trace_array(spec["data"][0], "y")
+    assert x.shape == (32847,)  # every city (below the 50k subsample threshold)
+    assert -180 <= x.min() and x.max() <= 180 and -90 <= y.min() and y.max() <= 90
+    assert "not a private release" in spec["layout"]["title"]["text"]
+    assert spec["layout"]["meta"]["n_total"] == 32847
+    # the declared public ball (longitude/latitude bounds) is drawn
+    assert any(tr.get("name") == "declared radius" for tr in spec["data"])
+
+
+def test_switching_data_set_in_sidebar():
+    at = new_app()
+    at.sidebar.selectbox(key="data").select("earthquakes").run()
+    assert not at.exception
+    spec = figure_specs(at)[0]
+    assert trace_array(spec["data"][0], "x").shape == (23412,)
+    at.sidebar.selectbox(key="data").select("mixture").run()
+    assert not at.exception and not errors(at)
+    assert trace_array(figure_specs(at)[0]["data"][0], "x").shape == (10000,)
+
+
+def test_upload_good_file_becomes_the_data_set():
+    at = new_app()
+    rng = np.random.default_rng(0)
+    pts = rng.normal(size=(50, 2))
+    rows = "\n".join(f"{a:.3f},{b:.3f},label{i}" for i, (a, b) in enumerate(pts))
+    at.file_uploader(key="upload").set_value(("pts.csv", f"u,v,name\n{rows}\n".encode(),
+                                              "text/csv")).run()
+    assert not at.exception and not errors(at)
+    assert at.sidebar.selectbox(key="data").value == "upload"
+    assert at.metric[0].value == "50"
+    # no radius declared yet: the suggestion button is offered and algorithms would wait
+    assert at.button(key="suggest_radius")
+    at.button(key="suggest_radius").click().run()
+    assert not at.exception
+    assert any("NOT private" in m.value or "read off the data" in m.value for m in at.warning)
+    assert at.number_input(key="radius_upload").value > 0
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "fragment"),
+    [
+        ("empty.csv", b"", "empty"),
+        ("text.csv", b"a,b\nx,y\nz,w\n", "numeric"),
+        ("bin.csv", bytes(range(256)) * 4, ""),
+    ],
+)
+def test_bad_upload_shows_message_not_traceback(name, content, fragment):
+    at = new_app()
+    at.file_uploader(key="upload").set_value((name, content, "text/csv")).run()
+    assert not at.exception
+    msgs = [e.value for e in errors(at)]
+    assert msgs and name in msgs[0] and fragment in msgs[0].lower()
+    # the previous data set stays in use
+    assert at.sidebar.selectbox(key="data").value == "cities"
+
+
+def test_declared_centre_and_radius_change_the_prepared_data():
+    at = new_app()
+    at.number_input(key="radius_cities").set_value(50.0).run()
+    assert not at.exception
+    spec = figure_specs(at)[0]
+    x, y = trace_array(spec["data"][0], "x"), trace_array(spec["data"][0], "y")
+    assert np.hypot(x, y).max() <= 50.0 * (1 + 1e-5)  # clipped to the declared ball
+    assert at.metric[2].value != "0"  # rows were clipped
+    at.text_input(key="center_cities").set_value("1, 2, 3").run()
+    assert any("2 finite coordinate" in e.value for e in errors(at))
+
+
+def test_release_mode_hides_raw_data_and_shows_proxy():
+    at = new_app()
+    at.sidebar.radio(key="mode").set_value("release").run()
+    assert not at.exception
+    spec = figure_specs(at)[0]
+    assert "proxy" in spec["layout"]["title"]["text"]
+    # the proxy has the data's shape, lies in the declared ball and is not the data
+    x, y = trace_array(spec["data"][0], "x"), trace_array(spec["data"][0], "y")
+    assert x.shape == (32847,)
+    assert np.hypot(x, y).max() <= 201.25
+    assert len(at.dataframe) == 1 and list(at.dataframe[0].value["column"]) == ["longitude",
+                                                                                 "latitude"]
+
+
+def test_url_state_sets_sidebar_widgets():
+    at = new_app(query={"data": "earthquakes", "mode": "release", "eps": "2.0", "k": "7",
+                        "seed": "11"})
+    assert not at.exception
+    assert at.sidebar.selectbox(key="data").value == "earthquakes"
+    assert at.sidebar.radio(key="mode").value == "release"
+    assert at.sidebar.select_slider(key="eps").value == 2.0
+    assert at.sidebar.number_input(key="k").value == 7
+    assert at.sidebar.number_input(key="seed").value == 11
+
+
+def test_ledger_page_empty_then_export_and_budget_edit():
+    at = new_app()
+    at.switch_page("pages/ledger.py").run()
+    assert not at.exception
+    assert at.title[0].value == "Privacy ledger"
+    assert at.download_button(key="ledger_json")
+    assert at.metric[0].value.startswith("(ε = 10")
+    at.sidebar.number_input(key="budget_eps").set_value(3.0).run()
+    assert at.metric[0].value.startswith("(ε = 3")
+    spec = figure_specs(at)[0]
+    assert spec["data"][1]["x"] == [3.0] or trace_array(spec["data"][1], "x")[0] == 3.0
+
+
+def test_ledger_refuses_release_over_budget_and_reset_unlocks_budget():
+    from dpcore.privacy import PureDP
+
+    at = new_app()
+    at.switch_page("pages/ledger.py").run()
+    led = at.session_state["ledger"]
+    led.spend("first", PureDP(6.0))
+    at.run()
+    assert at.sidebar.number_input(key="budget_eps").disabled
+    assert "6" in at.metric[1].value
+    from dpcore.privacy import BudgetExceededError
+
+    with pytest.raises(BudgetExceededError):
+        led.spend("second", PureDP(5.0))
+    assert len(led) == 1
+    at.checkbox(key="ledger_reset_confirm").check().run()
+    at.button(key="ledger_reset").click().run()
+    assert not at.exception
+    assert len(at.session_state["ledger"]) == 0
+    assert not at.sidebar.number_input(key="budget_eps").disabled
+
+
+@pytest.fixture(autouse=True)
+def _clear_streamlit_caches():
+    clear_caches()

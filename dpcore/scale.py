@@ -1,0 +1,636 @@
+"""Data larger than one machine: importance sampling and DP-Lloyd on Dask.
+
+The seed paper's practical point (``../shared/spec/importance_sampling.md`` §1.4, Definition 5)
+is that Poisson importance sampling decides for each point alone: q(x) depends on x and on a few
+public constants only. A huge data set can therefore be subsampled in one streaming pass, the
+sample (m ≪ n rows) gathered in memory, and clustered there with the in-memory code::
+
+    import dask.dataframe as dd
+    from dpcore import scale
+    result = scale.kmeans(dd.read_parquet("parts/"), 25, epsilon=3.0, radius=10.0,
+                          sample_size=50_000, rng=0)
+
+What is here
+------------
+:func:`importance_sample`
+    Two passes over the partitions of a Dask DataFrame / Array (or a Parquet path): (1) row counts
+    and, for the coreset sampler, the sum of squared clipped norms; (2) per-point probabilities
+    and Bernoulli draws, each partition with its own reproducible stream
+    ``np.random.SeedSequence(seed).spawn(npartitions)[i]``. Only the sampled rows travel to the
+    driver. The row counts of pass 2 are checked against pass 1 partition by partition, so a
+    partition that was lost, re-read differently or skipped is an error, never a silently
+    partial sample. A worker that dies is replaced by Dask, which recomputes its partitions; the
+    per-partition streams make the recomputed draws identical, so the sample is exactly the one
+    an undisturbed run returns.
+:func:`dp_lloyd`
+    Weighted DP-Lloyd (Algorithm 2) over partitions: per iteration, noise-free partial sums and
+    counts per partition (:func:`dpcore.lloyd.lloyd_statistics`), added on the driver, noise
+    added once there (:func:`dpcore.lloyd.noisy_lloyd_update`).
+:func:`kmeans`
+    The pipeline: sample, calibrate the noise for the target (m, ε) exactly as the in-memory
+    :class:`dpcore.lloyd.DPLloyd` does (:func:`dpcore.importance.calibrate_lloyd`), cluster.
+
+Privacy treatment of the public constants (spec §5.2 caveat, §9.12)
+-------------------------------------------------------------------
+* ``radius`` is declared by the user (never read off the data); rows are centred on the declared
+  ``center`` and clipped to the ball, so the guarantees' assumption ‖x‖ ≤ r holds.
+* ``n``: the number of rows is treated as public, exactly as in the in-memory path (the paper
+  treats n as given). It is counted in pass 1 (or declared with ``n=``).
+* x̃, the mean squared norm of the coreset sampler, is a statistic of the private data. Three
+  treatments: ``mean_sq_norm=`` declares a public value (no cost); ``stat_epsilon=ε₀`` releases
+  it with the Laplace mechanism (the sum of clipped squared norms has sensitivity r² under adding
+  or removing a row), spending ε₀-DP that is composed into the final guarantee; with neither, x̃
+  is computed exactly and a :class:`~dpcore.privacy.PrivacyLeakWarning` says that the guarantee
+  then treats a data statistic as public (the in-memory path's and the paper's convention).
+  A noisy x̃ is clamped to the interval where every probability on the ball is ≤ 1 (post-processing).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpcore.geometry import clip_to_ball
+from dpcore.importance import (
+    calibrate_lloyd,
+    coreset_max_sample_size,
+    poisson_sample,
+)
+from dpcore.privacy import PrivacyLeakWarning, PureDP, compose
+from dpcore.rng import RNGLike
+
+__all__ = [
+    "ScaleError",
+    "ScaleKMeans",
+    "ScaleSample",
+    "dp_lloyd",
+    "importance_sample",
+    "kmeans",
+    "partition_seeds",
+    "write_sample",
+]
+
+Progress = Callable[[str], None] | None
+
+
+class ScaleError(RuntimeError):
+    """The distributed computation did not complete; no (partial) result is returned."""
+
+
+# --------------------------------------------------------------------------------------------
+# Partitions
+# --------------------------------------------------------------------------------------------
+
+
+def _numeric(dtype: Any) -> bool:
+    import pandas as pd
+
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
+def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> list:
+    """The data as a list of Dask delayed objects, one per row partition.
+
+    ``data`` is a Parquet file / directory / glob (str or Path), a Dask DataFrame, a 2-D Dask
+    Array, or an in-memory array (split into blocks of 100 000 rows).
+    """
+    import dask.array as da
+    import dask.dataframe as dd
+
+    if isinstance(data, str | Path):
+        try:
+            data = dd.read_parquet(str(data), columns=list(columns) if columns else None)
+        except Exception as exc:  # pyarrow / fsspec raise many types; all mean "not readable"
+            raise ValueError(f"cannot read Parquet data {str(data)!r} "
+                             f"({type(exc).__name__}: {exc})") from None
+    if isinstance(data, np.ndarray):
+        data = da.from_array(np.asarray(data, dtype=np.float64), chunks=(100_000, -1))
+    if isinstance(data, dd.DataFrame):
+        if columns:
+            missing = [c for c in columns if c not in data.columns]
+            if missing:
+                raise ValueError(f"unknown column(s) {missing}; the data has {list(data.columns)}")
+            data = data[list(columns)]
+        else:
+            names = [c for c, t in data.dtypes.items() if _numeric(t)]
+            if not names:
+                raise ValueError("the data has no numeric column")
+            data = data[names]
+        return list(data.to_delayed())
+    if isinstance(data, da.Array):
+        if data.ndim != 2:
+            raise ValueError(f"a Dask array must be 2-D (rows, features), got shape {data.shape}")
+        if columns:
+            bad = [c for c in columns if not isinstance(c, int) or not -data.shape[1] <= c
+                   < data.shape[1]]
+            if bad:
+                raise ValueError(f"columns {bad} are not positions of the array's "
+                                 f"{data.shape[1]} columns")
+            data = data[:, list(columns)]
+        return list(data.rechunk({1: -1}).to_delayed()[:, 0])
+    raise TypeError(f"data must be a Parquet path, a Dask DataFrame or Array, or a numpy array; "
+                    f"got {type(data).__name__}")
+
+
+def _matrix(part: Any, index: int, radius: float, center: np.ndarray | None) -> np.ndarray:
+    """One partition as float64 rows, centred on the declared centre and clipped to the radius."""
+    M = part.to_numpy(dtype=np.float64) if hasattr(part, "to_numpy") else np.asarray(
+        part, dtype=np.float64)
+    if M.ndim != 2:
+        raise ValueError(f"partition {index} is not 2-D (shape {M.shape})")
+    bad = ~np.isfinite(M)
+    if bad.any():
+        raise ValueError(f"partition {index} has {int(bad.sum())} missing, NaN or infinite "
+                         "value(s); drop or fill them first")
+    if center is not None:
+        M = M - center
+    return clip_to_ball(M, radius)
+
+
+def _stats_part(part: Any, index: int, radius: float, center: np.ndarray | None):
+    M = _matrix(part, index, radius, center)
+    return M.shape[0], M.shape[1], float(np.einsum("ij,ij->", M, M))
+
+
+def _coreset_q(sq_norms: np.ndarray, *, sample_size: float, n: int, mean_sq_norm: float,
+               lam: float) -> np.ndarray:
+    """q_core of spec §5.2 with the *global* n and x̃ (one partition sees only its own rows).
+
+    Same formula as :func:`dpcore.importance.coreset_probabilities`, which computes n and x̃
+    from the array it is given; tests check the two agree on a single partition.
+    """
+    return lam * sample_size / n + (1.0 - lam) * sample_size * sq_norms / (n * mean_sq_norm)
+
+
+def _sample_part(part: Any, index: int, seed: np.random.SeedSequence, radius: float,
+                 center: np.ndarray | None, sampler: str, sample_size: float, n: int,
+                 mean_sq_norm: float | None, lam: float) -> dict:
+    M = _matrix(part, index, radius, center)
+    if sampler == "uniform":
+        q = np.full(M.shape[0], sample_size / n)
+    else:
+        q = _coreset_q(np.einsum("ij,ij->i", M, M), sample_size=sample_size, n=n,
+                       mean_sq_norm=mean_sq_norm, lam=lam)
+    idx, weights = poisson_sample(np.minimum(q, 1.0), rng=seed)
+    return {"index": index, "rows": M.shape[0], "X": M[idx], "weights": weights, "local": idx}
+
+
+def _lloyd_part(part: Any, index: int, radius: float, center: np.ndarray | None,
+                centers: np.ndarray):
+    from dpcore.lloyd import lloyd_statistics
+
+    M = _matrix(part, index, radius, center)
+    sums, counts = lloyd_statistics(M, centers)
+    return M.shape[0], np.asarray(sums, dtype=np.float64), np.asarray(counts, dtype=np.float64)
+
+
+def _compute(tasks: list, client: Any, what: str) -> list:
+    """Compute delayed tasks (on ``client`` or the default scheduler); all results or an error."""
+    import dask
+
+    try:
+        if client is not None:
+            return client.gather(client.compute(tasks))
+        return list(dask.compute(*tasks))
+    except (ValueError, TypeError, MemoryError):
+        raise  # bad data inside a partition: the original, clear message
+    except Exception as exc:  # KilledWorker, CancelledError, lost connections, ...
+        raise ScaleError(
+            f"{what} failed on the cluster ({type(exc).__name__}: {exc}); no partial result "
+            "is returned. Dask retries partitions of a dead worker a few times "
+            "(distributed.scheduler.allowed-failures); restart the cluster and run again"
+        ) from exc
+
+
+def partition_seeds(rng: RNGLike, npartitions: int) -> tuple[np.random.SeedSequence, list]:
+    """Root SeedSequence and one independent child per partition (``root.spawn(npartitions)``).
+
+    An int seed gives the same streams on every run and every cluster layout with the same
+    partitioning; a Generator contributes fresh entropy drawn from it.
+    """
+    if isinstance(rng, np.random.SeedSequence):
+        root = rng
+    elif isinstance(rng, np.random.Generator):
+        root = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
+    else:
+        root = np.random.SeedSequence(None if rng is None else int(rng))
+    return root, root.spawn(int(npartitions))
+
+
+def _say(progress: Progress, message: str) -> None:
+    if progress is not None:
+        progress(message)
+
+
+def _leak(message: str) -> None:
+    warnings.warn(message, PrivacyLeakWarning, stacklevel=3)
+
+
+# --------------------------------------------------------------------------------------------
+# Importance sampling
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ScaleSample:
+    """A Poisson importance sample gathered in memory (Definition 5).
+
+    Attributes
+    ----------
+    X : (m', d) ndarray
+        Sampled rows, centred on the declared centre and clipped to the radius.
+    weights : (m',) ndarray
+        1/q of each sampled row.
+    indices : (m',) int64
+        Global row numbers (partition order). A diagnostic: *not* differentially private.
+    n : int
+        Rows in the data (public, see the module notes).
+    partition_rows : ndarray
+        Rows per partition, counted in pass 1 and checked in pass 2.
+    sample_size : float
+        Expected sample size m.
+    sampler, lam, radius :
+        As requested.
+    mean_sq_norm : float or None
+        The x̃ the coreset probabilities used.
+    mean_sq_norm_source : {"declared", "private", "data", None}
+    guarantee : Guarantee or None
+        What releasing x̃ cost (``PureDP(stat_epsilon)``), None when nothing was spent.
+    seconds : dict
+        Wall time of each pass.
+    """
+
+    X: np.ndarray
+    weights: np.ndarray
+    indices: np.ndarray
+    n: int
+    partition_rows: np.ndarray
+    sample_size: float
+    sampler: str
+    lam: float
+    radius: float
+    mean_sq_norm: float | None
+    mean_sq_norm_source: str | None
+    guarantee: Any = None
+    seconds: dict = field(default_factory=dict)
+
+    def summary(self) -> str:
+        stat = ""
+        if self.mean_sq_norm is not None:
+            stat = f"; mean squared norm {self.mean_sq_norm:.6g} ({self.mean_sq_norm_source})"
+        spent = f"; spent {self.guarantee}" if self.guarantee is not None else ""
+        secs = sum(self.seconds.values())
+        return (f"{self.sampler} sample: {len(self.X)} of {self.n} rows (expected "
+                f"{self.sample_size:g}) from {len(self.partition_rows)} partitions in "
+                f"{secs:.3g} s{stat}{spent}")
+
+
+def _private_mean_sq_norm(sum_sq: float, n: int, *, radius: float, epsilon: float,
+                          sample_size: float, lam: float, rng: np.random.Generator) -> float:
+    """Laplace release of x̃ = Σ‖x‖²/n (sensitivity r² under add/remove), clamped to feasible."""
+    from dpcore.noise import laplace, laplace_scale
+
+    noisy = (sum_sq + float(laplace(laplace_scale(radius**2, epsilon), rng=rng))) / n
+    # smallest x̃ keeping q ≤ 1 on the whole ball (coreset_max_sample_size(n, x̃, r², λ) ≥ m)
+    lowest = (1.0 - lam) * sample_size * radius**2 / (n - lam * sample_size)
+    return float(min(max(noisy, lowest), radius**2))
+
+
+def importance_sample(
+    data: Any,
+    sample_size: float,
+    *,
+    radius: float,
+    sampler: str = "coreset",
+    lam: float = 0.5,
+    columns: Sequence[str] | Sequence[int] | None = None,
+    center: Sequence[float] | np.ndarray | None = None,
+    n: int | None = None,
+    mean_sq_norm: float | None = None,
+    stat_epsilon: float | None = None,
+    rng: RNGLike = None,
+    client: Any = None,
+    progress: Progress = None,
+) -> ScaleSample:
+    """Poisson importance sample of partitioned data, gathered in memory (spec §1.4, §5.2).
+
+    Parameters
+    ----------
+    data : str, Path, dask DataFrame, dask Array or ndarray
+        Parquet file/directory/glob or a Dask collection; rows are points.
+    sample_size : float
+        Expected sample size m.
+    radius : float
+        Declared public bound r on ‖x − center‖; rows are clipped to it.
+    sampler : {"coreset", "uniform"}
+        q_core (λ-mixture, spec §5.2) or q_unif = m/n. (Privacy-constrained sampling calibrates
+        its noise against every point's norm and is offered in memory only.)
+    lam : float
+        λ of the coreset mixture.
+    columns : list, optional
+        Columns to use (default: all numeric).
+    center : array, optional
+        Declared public centre, subtracted before clipping (the coreset sampler assumes centred
+        data).
+    n : int, optional
+        Declared number of rows; checked against the rows counted.
+    mean_sq_norm, stat_epsilon : float, optional
+        The treatment of x̃ (module notes): declared, or released with ε₀ = ``stat_epsilon``;
+        with neither it is read off the data with a PrivacyLeakWarning.
+    rng : None, int, SeedSequence or Generator
+        Root of the per-partition streams (``SeedSequence(seed).spawn(npartitions)``).
+    client : distributed.Client, optional
+        Default: the current default scheduler (a running Client if there is one).
+    progress : callable, optional
+        Called with short status lines.
+
+    Returns
+    -------
+    ScaleSample
+    """
+    if sampler not in ("coreset", "uniform"):
+        raise ValueError(f"sampler must be 'coreset' or 'uniform' on Dask data, got {sampler!r}")
+    r = float(radius) if radius is not None else math.nan
+    if not (math.isfinite(r) and r > 0):
+        raise ValueError(f"radius must be a declared finite number > 0, got {radius!r}")
+    if not 0.0 <= float(lam) <= 1.0:
+        raise ValueError(f"lam must be in [0, 1], got {lam!r}")
+    if mean_sq_norm is not None and stat_epsilon is not None:
+        raise ValueError("give either mean_sq_norm (declared) or stat_epsilon (private estimate)")
+    if stat_epsilon is not None and not float(stat_epsilon) > 0:
+        raise ValueError(f"stat_epsilon must be > 0, got {stat_epsilon!r}")
+    c = None if center is None else np.asarray(center, dtype=np.float64)
+
+    from dask import delayed
+
+    parts = _partitions(data, columns)
+    root, seeds = partition_seeds(rng, len(parts))
+    driver_rng = np.random.default_rng(root)  # spawn key () is distinct from the children's
+
+    t0 = time.perf_counter()
+    _say(progress, f"pass 1/2: counting rows of {len(parts)} partitions")
+    stats = _compute([delayed(_stats_part)(p, i, r, c) for i, p in enumerate(parts)], client,
+                     "pass 1 (row counts)")
+    rows = np.array([s[0] for s in stats], dtype=np.int64)
+    dims = {s[1] for s in stats if s[0] > 0}
+    if len(dims) > 1:
+        raise ValueError(f"partitions have different numbers of columns: {sorted(dims)}")
+    total = int(rows.sum())
+    if total == 0:
+        raise ValueError("the data has no rows")
+    if n is not None and int(n) != total:
+        raise ValueError(f"declared n={n} but the data has {total} rows")
+    m = float(sample_size)
+    if not (math.isfinite(m) and 0 < m <= total):
+        raise ValueError(f"sample_size must be in (0, n={total}], got {sample_size!r}")
+    sum_sq = float(sum(s[2] for s in stats))
+    t1 = time.perf_counter()
+
+    guarantee, x_tilde, source = None, None, None
+    if sampler == "coreset" and lam < 1:
+        if mean_sq_norm is not None:
+            x_tilde, source = float(mean_sq_norm), "declared"
+            if not (math.isfinite(x_tilde) and x_tilde > 0):
+                raise ValueError(f"mean_sq_norm must be > 0, got {mean_sq_norm!r}")
+        elif stat_epsilon is not None:
+            x_tilde, source = _private_mean_sq_norm(
+                sum_sq, total, radius=r, epsilon=float(stat_epsilon), sample_size=m, lam=lam,
+                rng=driver_rng), "private"
+            guarantee = PureDP(float(stat_epsilon))
+        else:
+            x_tilde, source = sum_sq / total, "data"
+            _leak("the coreset sampler's mean squared norm was read off the data: the privacy "
+                  "guarantee treats it as public; declare mean_sq_norm= or estimate it with "
+                  "stat_epsilon=")
+            if x_tilde == 0:
+                raise ValueError("all points are 0: the coreset part is undefined; use lam=1")
+        m_max = coreset_max_sample_size(total, x_tilde, r * r, lam=lam)
+        if m > m_max * (1 + 1e-12):
+            raise ValueError(
+                f"sample_size={m:g} makes some coreset probability exceed 1 on the ball of "
+                f"radius {r:g} (n={total}, mean squared norm {x_tilde:.6g}); the largest "
+                f"feasible sample_size is {math.floor(m_max * (1 - 1e-12)):d}")
+
+    _say(progress, f"pass 2/2: sampling {total} rows (expected m={m:g})")
+    kind = sampler if lam < 1 else "uniform"
+    tasks = [delayed(_sample_part)(p, i, seeds[i], r, c, kind, m, total, x_tilde, float(lam))
+             for i, p in enumerate(parts)]
+    results = _compute(tasks, client, "pass 2 (sampling)")
+    t2 = time.perf_counter()
+
+    seen = np.array([res["rows"] for res in results], dtype=np.int64)
+    if len(results) != len(parts) or not np.array_equal(seen, rows):
+        bad = np.flatnonzero(seen != rows).tolist() if seen.shape == rows.shape else []
+        raise ScaleError(
+            f"row counts differ between the passes (partitions {bad[:10]}): pass 1 saw "
+            f"{int(rows.sum())} rows, pass 2 {int(seen.sum())}; the data changed or a "
+            "partition was lost; no sample is returned")
+    offsets = np.concatenate([[0], np.cumsum(rows)[:-1]])
+    d = next(iter(dims))
+    X = np.concatenate([res["X"] for res in results]) if results else np.empty((0, d))
+    weights = np.concatenate([res["weights"] for res in results])
+    indices = np.concatenate([offsets[res["index"]] + res["local"] for res in results])
+    _say(progress, f"sampled {len(X)} rows in {t2 - t0:.2f} s "
+                   f"({total / max(t2 - t0, 1e-9):,.0f} rows/s)")
+    return ScaleSample(
+        X=X.reshape(-1, d), weights=weights, indices=indices.astype(np.int64), n=total,
+        partition_rows=rows, sample_size=m, sampler=sampler, lam=float(lam), radius=r,
+        mean_sq_norm=x_tilde, mean_sq_norm_source=source, guarantee=guarantee,
+        seconds={"pass1": t1 - t0, "pass2": t2 - t1},
+    )
+
+
+def write_sample(sample: ScaleSample, path: str | Path) -> None:
+    """Write a sample as Parquet / CSV (columns x0..x{d-1}, weight) or ``.npz``."""
+    import pandas as pd
+
+    path = Path(path)
+    if path.suffix == ".npz":
+        np.savez(path, X=sample.X, weights=sample.weights)
+        return
+    df = pd.DataFrame(sample.X, columns=[f"x{j}" for j in range(sample.X.shape[1])])
+    df["weight"] = sample.weights
+    if path.suffix == ".csv":
+        df.to_csv(path, index=False)
+    else:
+        df.to_parquet(path, index=False)
+
+
+# --------------------------------------------------------------------------------------------
+# DP-Lloyd
+# --------------------------------------------------------------------------------------------
+
+
+def _lloyd_iterations(stats: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+                      centers: np.ndarray, *, n_iter: int, beta_sum: float, beta_count: float,
+                      radius: float, rng: np.random.Generator, progress: Progress) -> np.ndarray:
+    """Algorithm 2: noise-free statistics from ``stats``, noise once per iteration here."""
+    from dpcore.lloyd import noisy_lloyd_update
+
+    for t in range(int(n_iter)):
+        sums, counts = stats(centers)
+        centers = noisy_lloyd_update(sums, counts, centers, beta_sum=beta_sum,
+                                     beta_count=beta_count, radius=radius, rng=rng)
+        _say(progress, f"DP-Lloyd iteration {t + 1}/{n_iter}")
+    return np.asarray(centers)
+
+
+def _initial_centers(init: Any, k: int, d: int, radius: float, rng: np.random.Generator):
+    if init is not None:
+        C = np.asarray(init, dtype=np.float64)
+        if C.shape != (k, d):
+            raise ValueError(f"init must have shape ({k}, {d}), got {C.shape}")
+        return C
+    from dpcore.lloyd import initial_centers
+
+    return initial_centers(k, d, radius=radius, rng=rng)
+
+
+@dataclass
+class ScaleKMeans:
+    """Private cluster centres computed from partitioned data.
+
+    Attributes
+    ----------
+    cluster_centers_ : (k, d) ndarray
+    privacy_ : Guarantee
+        Everything the run spent (x̃ release, if any, composed with DP-Lloyd).
+    beta_sum, beta_count : float
+        The DP-Lloyd noise scales used.
+    n : int
+    sample : ScaleSample or None
+        The importance sample (None for full-data DP-Lloyd). Not private.
+    seconds : dict
+    """
+
+    cluster_centers_: np.ndarray
+    privacy_: Any
+    beta_sum: float
+    beta_count: float
+    n: int
+    sample: ScaleSample | None = None
+    seconds: dict = field(default_factory=dict)
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        from dpcore.geometry import nearest_center
+
+        return nearest_center(np.asarray(X, dtype=np.float64), self.cluster_centers_)[0]
+
+
+def dp_lloyd(
+    data: Any,
+    n_clusters: int,
+    *,
+    epsilon: float,
+    radius: float,
+    n_iter: int = 10,
+    init: Any = None,
+    columns: Sequence[str] | Sequence[int] | None = None,
+    center: Sequence[float] | np.ndarray | None = None,
+    persist: bool = False,
+    rng: RNGLike = None,
+    client: Any = None,
+    progress: Progress = None,
+) -> ScaleKMeans:
+    """Full-data DP-Lloyd over partitioned data (Algorithm 2 with w ≡ 1; ε-DP).
+
+    Each iteration maps :func:`dpcore.lloyd.lloyd_statistics` over the partitions, adds the
+    noise-free sums and counts on the driver and applies :func:`dpcore.lloyd.noisy_lloyd_update`
+    once, so the noise (and the guarantee T(r/β_sum + 1/β_count) = ε) is that of the in-memory
+    algorithm. ``persist=True`` keeps the partitions in cluster memory between iterations
+    (otherwise each iteration re-reads them: slower, but any size works).
+    """
+    import dask
+    from dask import delayed
+
+    r = float(radius)
+    c = None if center is None else np.asarray(center, dtype=np.float64)
+    parts = _partitions(data, columns)
+    if persist:
+        parts = list(client.persist(parts) if client is not None else dask.persist(*parts))
+    root, _ = partition_seeds(rng, 0)
+    gen = np.random.default_rng(root)
+    t0 = time.perf_counter()
+    _say(progress, f"counting rows of {len(parts)} partitions")
+    stats = _compute([delayed(_stats_part)(p, i, r, c) for i, p in enumerate(parts)], client,
+                     "row count")
+    rows = np.array([s[0] for s in stats], dtype=np.int64)
+    n, d = int(rows.sum()), int(stats[0][1])
+    cal = calibrate_lloyd(None, epsilon=epsilon, n=n, dim=d, radius=r, n_iter=n_iter)
+
+    def map_reduce(centers: np.ndarray):
+        out = _compute([delayed(_lloyd_part)(p, i, r, c, centers) for i, p in enumerate(parts)],
+                       client, "a DP-Lloyd iteration")
+        seen = np.array([o[0] for o in out], dtype=np.int64)
+        if not np.array_equal(seen, rows):
+            raise ScaleError(f"a DP-Lloyd iteration saw {int(seen.sum())} rows, not {n}; "
+                             "the data changed or a partition was lost")
+        return sum(o[1] for o in out), sum(o[2] for o in out)
+
+    C0 = _initial_centers(init, int(n_clusters), d, r, gen)
+    centers = _lloyd_iterations(map_reduce, C0, n_iter=n_iter, beta_sum=cal.beta_sum,
+                                beta_count=cal.beta_count, radius=r, rng=gen, progress=progress)
+    return ScaleKMeans(centers, PureDP(cal.epsilon), cal.beta_sum, cal.beta_count, n,
+                       seconds={"lloyd": time.perf_counter() - t0})
+
+
+def kmeans(
+    data: Any,
+    n_clusters: int,
+    *,
+    epsilon: float,
+    radius: float,
+    sample_size: float,
+    sampler: str = "coreset",
+    lam: float = 0.5,
+    n_iter: int = 10,
+    init: Any = None,
+    columns: Sequence[str] | Sequence[int] | None = None,
+    center: Sequence[float] | np.ndarray | None = None,
+    n: int | None = None,
+    mean_sq_norm: float | None = None,
+    stat_epsilon: float | None = None,
+    rng: RNGLike = None,
+    client: Any = None,
+    progress: Progress = None,
+) -> ScaleKMeans:
+    """Importance-sample partitioned data, then run weighted DP-Lloyd on the sample in memory.
+
+    The noise is calibrated for the target (m, ε) exactly as in memory
+    (:func:`dpcore.importance.calibrate_lloyd`: Prop. 3 for uniform, Eq. 5 for coreset), so the
+    delivered guarantee is the same. With ``stat_epsilon`` the total ``epsilon`` is split:
+    ε₀ = ``stat_epsilon`` for x̃ and ε − ε₀ for DP-Lloyd (basic composition).
+    """
+    eps_total = float(epsilon)
+    eps_lloyd = eps_total - (float(stat_epsilon) if stat_epsilon is not None else 0.0)
+    if not eps_lloyd > 0:
+        raise ValueError(f"stat_epsilon={stat_epsilon!r} leaves nothing of epsilon={epsilon!r} "
+                         "for DP-Lloyd; use a smaller stat_epsilon")
+    _, (sample_seed, lloyd_seed) = partition_seeds(rng, 2)
+    S = importance_sample(data, sample_size, radius=radius, sampler=sampler, lam=lam,
+                          columns=columns, center=center, n=n, mean_sq_norm=mean_sq_norm,
+                          stat_epsilon=stat_epsilon, rng=sample_seed, client=client,
+                          progress=progress)
+    d = S.X.shape[1]
+    cal = calibrate_lloyd(sampler if lam < 1 else "uniform", epsilon=eps_lloyd, n=S.n, dim=d,
+                          radius=S.radius, n_iter=n_iter, sample_size=S.sample_size,
+                          mean_sq_norm=S.mean_sq_norm, lam=lam)
+    gen = np.random.default_rng(lloyd_seed)
+    t0 = time.perf_counter()
+    from dpcore.lloyd import lloyd_statistics
+
+    C0 = _initial_centers(init, int(n_clusters), d, S.radius, gen)
+    centers = _lloyd_iterations(lambda C: lloyd_statistics(S.X, C, S.weights), C0,
+                                n_iter=n_iter, beta_sum=cal.beta_sum, beta_count=cal.beta_count,
+                                radius=S.radius, rng=gen, progress=progress)
+    lloyd_g = PureDP(cal.epsilon)
+    guarantee = lloyd_g if S.guarantee is None else compose(S.guarantee, lloyd_g)
+    return ScaleKMeans(centers, guarantee, cal.beta_sum, cal.beta_count, S.n, sample=S,
+                       seconds=dict(S.seconds) | {"lloyd": time.perf_counter() - t0})

@@ -1,0 +1,277 @@
+"""dpcore.scale: importance sampling on Dask with the in-memory path's distribution.
+
+Fast tests run on Dask's synchronous scheduler; the ``cluster`` tests run on a
+``LocalCluster(n_workers=2, processes=True, threads_per_worker=1)`` (slow: ~10 s to start),
+including a worker killed in the middle of a run.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+import warnings
+
+import dask
+import dask.array as da
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from dpcore import importance, scale
+from dpcore.geometry import clip_to_ball
+from dpcore.privacy import PrivacyLeakWarning, PureDP
+
+R = 5.0  # declared radius
+
+
+def two_scale_data(n_per: int = 1000, d: int = 3, seed: int = 0) -> np.ndarray:
+    """Two partitions with very different norms (0.3 vs 2 per coordinate): a per-partition x̃
+    instead of the global one would change q by a factor ~10 in the first partition."""
+    rng = np.random.default_rng(seed)
+    return np.vstack([0.3 * rng.normal(size=(n_per, d)), 2.0 * rng.normal(size=(n_per, d))])
+
+
+@pytest.fixture
+def sync():
+    with dask.config.set(scheduler="synchronous"):
+        yield
+
+
+def global_q(X, m, lam=0.5):
+    """The in-memory path's probabilities for the (clipped) full data."""
+    return importance.coreset_probabilities(clip_to_ball(X, R), m, lam=lam, radius=R)
+
+
+def test_partition_probabilities_equal_the_in_memory_function():
+    X = two_scale_data()
+    sq = np.einsum("ij,ij->i", X, X)
+    q = scale._coreset_q(sq, sample_size=150, n=len(X), mean_sq_norm=sq.mean(), lam=0.3)
+    np.testing.assert_allclose(q, importance.coreset_probabilities(X, 150, lam=0.3), rtol=1e-13)
+
+
+@pytest.mark.slow
+def test_sample_matches_the_in_memory_distribution(sync):
+    """Inclusion frequencies and sample sizes over 150 runs against the in-memory sampler.
+
+    Power: a per-partition x̃ (the bug this targets) multiplies the coreset part of q in the
+    first partition by ~10; over 150 runs the first partition's expected inclusions (~1,500)
+    would then be several times larger: the chi-square statistic would be in the thousands.
+    """
+    X = two_scale_data()
+    A = da.from_array(X, chunks=(500, -1))  # 4 partitions
+    m, reps = 100, 150
+    q = global_q(X, m)
+    Xc = clip_to_ball(X, R)  # a few rows of the wide partition are clipped
+    x_tilde = float(np.mean(np.einsum("ij,ij->i", Xc, Xc)))
+    counts = np.zeros(len(X))
+    sizes, ref_sizes, ht = [], [], []
+    for s in range(reps):
+        S = scale.importance_sample(A, m, radius=R, rng=s, mean_sq_norm=x_tilde)
+        counts[S.indices] += 1
+        sizes.append(len(S.X))
+        ht.append(float(np.sum(S.weights * np.einsum("ij,ij->i", S.X, S.X))))
+        np.testing.assert_allclose(S.weights, 1 / q[S.indices], rtol=1e-12)
+        np.testing.assert_array_equal(S.X, Xc[S.indices])
+        ref_sizes.append(len(importance.poisson_sample(q, rng=10_000 + s)[0]))
+    # grouped chi-square: partition x decile of q; variance of a sum of Bernoullis
+    deciles = np.quantile(q, np.linspace(0, 1, 11)[1:-1])
+    groups = np.repeat(np.arange(4), 500) * 10 + np.digitize(q, deciles)
+    obs = np.bincount(groups, counts)
+    exp = reps * np.bincount(groups, q)
+    var = reps * np.bincount(groups, q * (1 - q))
+    keep = exp > 0
+    chi2 = float(np.sum((obs[keep] - exp[keep]) ** 2 / var[keep]))
+    assert stats.chi2.sf(chi2, keep.sum()) > 1e-3, chi2
+    assert stats.ks_2samp(sizes, ref_sizes).pvalue > 1e-3
+    # sizes: mean m, variance Σ q(1 − q)
+    assert abs(np.mean(sizes) - m) < 4 * np.sqrt(np.sum(q * (1 - q)) / reps)
+    # Horvitz-Thompson: Σ w ‖x‖² is unbiased for the full-data sum
+    total = float(np.sum(np.einsum("ij,ij->i", Xc, Xc)))
+    assert abs(np.mean(ht) - total) < 4 * np.std(ht) / np.sqrt(reps)
+
+
+def test_partition_streams_are_independent_and_reproducible(sync):
+    rng = np.random.default_rng(1)
+    block = rng.normal(size=(1000, 2))
+    A = da.from_array(np.vstack([block, block]), chunks=(1000, -1))  # two identical partitions
+    S = scale.importance_sample(A, 200, radius=R, sampler="uniform", rng=7)
+    first, second = S.indices[S.indices < 1000], S.indices[S.indices >= 1000] - 1000
+    assert not np.array_equal(first, second)  # one shared stream would draw the same rows
+    again = scale.importance_sample(A, 200, radius=R, sampler="uniform", rng=7)
+    np.testing.assert_array_equal(S.indices, again.indices)
+    other = scale.importance_sample(A, 200, radius=R, sampler="uniform", rng=8)
+    assert not np.array_equal(S.indices, other.indices)
+    assert S.guarantee is None and S.mean_sq_norm is None
+    np.testing.assert_array_equal(S.partition_rows, [1000, 1000])
+
+
+def test_dataframe_parquet_columns_center_and_clipping(sync, tmp_path):
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame(rng.normal(size=(600, 3)) + 10.0, columns=["a", "b", "c"])
+    df["name"] = "x"
+    df.loc[0, ["a", "b"]] = [1e6, 1e6]
+    for i in range(3):
+        df.iloc[i * 200:(i + 1) * 200].to_parquet(tmp_path / f"part{i}.parquet")
+    S = scale.importance_sample(tmp_path, 600, radius=R, sampler="uniform",
+                                columns=["a", "b"], center=[10.0, 10.0], rng=0)
+    assert S.X.shape == (600, 2) and S.n == 600  # m = n: q = 1, everything kept
+    np.testing.assert_allclose(np.linalg.norm(S.X[0]), R)  # the outlier is clipped
+    np.testing.assert_allclose(S.X[1:], df[["a", "b"]].to_numpy()[1:S.n] - 10.0)
+
+
+def test_mean_sq_norm_treatments(sync):
+    X = two_scale_data()
+    A = da.from_array(X, chunks=(1000, -1))
+    with pytest.warns(PrivacyLeakWarning, match="read off the data"):
+        S = scale.importance_sample(A, 100, radius=R, rng=0)
+    assert S.mean_sq_norm_source == "data"
+    Xc = clip_to_ball(X, R)
+    np.testing.assert_allclose(S.mean_sq_norm, np.mean(np.einsum("ij,ij->i", Xc, Xc)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        S = scale.importance_sample(A, 100, radius=R, rng=0, mean_sq_norm=2.0)
+        assert S.mean_sq_norm == 2.0 and S.guarantee is None
+        S = scale.importance_sample(A, 100, radius=R, rng=0, stat_epsilon=0.5)
+    assert S.mean_sq_norm_source == "private" and S.guarantee == PureDP(0.5)
+
+
+def test_private_mean_sq_norm_is_laplace_with_sensitivity_r_squared():
+    """KS against Laplace(r²/ε₀) on 3000 draws: a scale off by 20 % (e.g. r instead of r² at
+    r = 1.2) is detected (KS distance ≈ 0.05 against a critical value of ≈ 0.035)."""
+    n, total, eps, r = 5000, 3600.0, 0.7, 1.2  # x̃ = 0.72 = r²/2: never clamped here
+    rng = np.random.default_rng(3)
+    draws = np.array([
+        scale._private_mean_sq_norm(total, n, radius=r, epsilon=eps, sample_size=10, lam=0.5,
+                                    rng=rng) for _ in range(3000)])
+    noise = draws * n - total
+    assert stats.kstest(noise, stats.laplace(scale=r**2 / eps).cdf).pvalue > 1e-3
+    # clamped to the feasible interval: a tiny true statistic still gives q ≤ 1 on the ball
+    low = scale._private_mean_sq_norm(0.0, n, radius=r, epsilon=1e6, sample_size=10, lam=0.5,
+                                      rng=rng)
+    assert importance.coreset_max_sample_size(n, low, r * r, lam=0.5) >= 10 * (1 - 1e-9)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"sample_size": 5000}, "sample_size must be in (0, n=2000]"),
+        ({"sample_size": 1900, "mean_sq_norm": 2.0}, "largest feasible sample_size is"),
+        ({"sampler": "privacy"}, "'coreset' or 'uniform'"),
+        ({"radius": None}, "radius must be a declared"),
+        ({"n": 10}, "declared n=10 but the data has 2000 rows"),
+        ({"mean_sq_norm": 1.0, "stat_epsilon": 1.0}, "either mean_sq_norm"),
+        ({"columns": [7]}, "columns [7] are not positions of the array's 3 columns"),
+    ],
+)
+def test_bad_input_is_refused(sync, kwargs, message):
+    A = da.from_array(two_scale_data(), chunks=(1000, -1))
+    args = {"sample_size": 100, "radius": R, "mean_sq_norm": 3.0} | kwargs
+    with pytest.raises((ValueError, IndexError), match=None) as info:
+        scale.importance_sample(A, args.pop("sample_size"), **args)
+    assert message in str(info.value)
+
+
+def test_nan_partition_is_named(sync):
+    X = two_scale_data()
+    X[1500, 1] = np.nan
+    with pytest.raises(ValueError, match="partition 1 has 1 missing"):
+        scale.importance_sample(da.from_array(X, chunks=(1000, -1)), 100, radius=R,
+                                mean_sq_norm=1.0)
+
+
+def test_changed_data_between_passes_is_an_error(sync, monkeypatch):
+    real = scale._sample_part
+
+    def lossy(part, index, *args):  # a partition that comes back shorter in pass 2
+        return real(part[:-1] if index == 1 else part, index, *args)
+
+    monkeypatch.setattr(scale, "_sample_part", lossy)
+    with pytest.raises(scale.ScaleError, match=r"differ between the passes \(partitions \[1\]\)"):
+        scale.importance_sample(da.from_array(two_scale_data(), chunks=(1000, -1)), 100,
+                                radius=R, mean_sq_norm=1.0, rng=0)
+
+
+# --------------------------------------------------------------------------------------------
+# LocalCluster with worker processes
+# --------------------------------------------------------------------------------------------
+
+
+def slow_block(i: int, rows: int, d: int, delay: float) -> np.ndarray:
+    """Deterministic block i of synthetic data, slow to produce (keeps workers busy)."""
+    time.sleep(delay)
+    return np.random.default_rng(1000 + i).normal(size=(rows, d))
+
+
+def slow_array(blocks: int = 12, rows: int = 400, d: int = 3, delay: float = 0.25) -> da.Array:
+    parts = [da.from_delayed(dask.delayed(slow_block)(i, rows, d, delay), (rows, d), float)
+             for i in range(blocks)]
+    return da.concatenate(parts)
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                      dashboard_address=None) as lc, Client(lc) as c:
+        yield c
+
+
+@pytest.mark.slow
+def test_cluster_sample_equals_the_local_one(client):
+    A = slow_array(delay=0.0)
+    S = scale.importance_sample(A, 500, radius=R, rng=3, mean_sq_norm=3.0, client=client)
+    with dask.config.set(scheduler="synchronous"):
+        ref = scale.importance_sample(A, 500, radius=R, rng=3, mean_sq_norm=3.0)
+    np.testing.assert_array_equal(S.indices, ref.indices)
+    np.testing.assert_array_equal(S.X, ref.X)
+
+
+def _kill_one_worker_soon(client, delay: float) -> tuple[threading.Thread, int]:
+    pid = next(iter(client.run(os.getpid).values()))
+
+    def kill():
+        time.sleep(delay)
+        os.kill(pid, signal.SIGKILL)
+
+    t = threading.Thread(target=kill)
+    t.start()
+    return t, pid
+
+
+@pytest.mark.slow
+def test_killed_worker_gives_the_undisturbed_sample(client):
+    """The nanny restarts the worker and Dask recomputes its partitions; the per-partition
+    streams make the recomputed draws identical, so the sample is the undisturbed one."""
+    A = slow_array()
+    with dask.config.set(scheduler="synchronous"):
+        ref = scale.importance_sample(slow_array(delay=0.0), 500, radius=R, rng=4,
+                                      mean_sq_norm=3.0)
+    killer, pid = _kill_one_worker_soon(client, 0.8)
+    S = scale.importance_sample(A, 500, radius=R, rng=4, mean_sq_norm=3.0, client=client)
+    killer.join()
+    assert sum(S.seconds.values()) > 0.8  # the kill happened while the run was going on
+    np.testing.assert_array_equal(S.indices, ref.indices)
+    np.testing.assert_array_equal(S.partition_rows, np.full(12, 400))
+    client.wait_for_workers(2, timeout=60)
+    assert pid not in client.run(os.getpid).values()  # the worker really died
+
+
+@pytest.mark.slow
+def test_worker_death_beyond_retries_fails_clearly(client):
+    client.wait_for_workers(2, timeout=60)
+    old = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.allowed_failures)
+    client.run_on_scheduler(lambda dask_scheduler: setattr(dask_scheduler, "allowed_failures", 0))
+    try:
+        killer, _ = _kill_one_worker_soon(client, 0.8)
+        with pytest.raises(scale.ScaleError, match="no partial result is returned"):
+            scale.importance_sample(slow_array(), 500, radius=R, rng=4, mean_sq_norm=3.0,
+                                    client=client)
+        killer.join()
+    finally:
+        client.run_on_scheduler(
+            lambda dask_scheduler: setattr(dask_scheduler, "allowed_failures", old))
+    client.wait_for_workers(2, timeout=60)

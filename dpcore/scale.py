@@ -34,8 +34,9 @@ Privacy treatment of the public constants (spec §5.2 caveat, §9.12)
 -------------------------------------------------------------------
 * ``radius`` is declared by the user (never read off the data); rows are centred on the declared
   ``center`` and clipped to the ball, so the guarantees' assumption ‖x‖ ≤ r holds.
-* ``n``: the number of rows is treated as public, exactly as in the in-memory path (the paper
-  treats n as given). It is counted in pass 1 (or declared with ``n=``).
+* ``n``: the number of rows is treated as public, as in the in-memory path and the paper. Declare
+  it with ``n=`` (checked against the rows counted in pass 1); otherwise it is counted and a
+  :class:`~dpcore.privacy.PrivacyLeakWarning` says so (the in-memory samplers warn likewise).
 * x̃, the mean squared norm of the coreset sampler, is a statistic of the private data. Three
   treatments: ``mean_sq_norm=`` declares a public value (no cost); ``stat_epsilon=ε₀`` releases
   it with the Laplace mechanism (the sum of clipped squared norms has sensitivity r² under adding
@@ -387,6 +388,9 @@ def importance_sample(
         raise ValueError("the data has no rows")
     if n is not None and int(n) != total:
         raise ValueError(f"declared n={n} but the data has {total} rows")
+    if n is None:
+        _leak(f"the sampling rate uses n={total} counted in the data, which the analysis treats "
+              "as public; declare n= to make it an input")
     m = float(sample_size)
     if not (math.isfinite(m) and 0 < m <= total):
         raise ValueError(f"sample_size must be in (0, n={total}], got {sample_size!r}")
@@ -483,14 +487,15 @@ def _lloyd_iterations(stats: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray
 
 
 def _initial_centers(init: Any, k: int, d: int, radius: float, rng: np.random.Generator):
+    """Public initial centres: given, or data-independent (:func:`lloyd.random_ball_centers`)."""
     if init is not None:
         C = np.asarray(init, dtype=np.float64)
-        if C.shape != (k, d):
-            raise ValueError(f"init must have shape ({k}, {d}), got {C.shape}")
-        return C
-    from dpcore.lloyd import initial_centers
+        if C.shape != (k, d) or not np.all(np.isfinite(C)):
+            raise ValueError(f"init must be finite with shape ({k}, {d}), got {C.shape}")
+        return clip_to_ball(C, radius)
+    from dpcore.lloyd import random_ball_centers
 
-    return initial_centers(k, d, radius=radius, rng=rng)
+    return random_ball_centers(k, d, radius, rng=rng)
 
 
 @dataclass
@@ -622,14 +627,15 @@ def kmeans(
     cal = calibrate_lloyd(sampler if lam < 1 else "uniform", epsilon=eps_lloyd, n=S.n, dim=d,
                           radius=S.radius, n_iter=n_iter, sample_size=S.sample_size,
                           mean_sq_norm=S.mean_sq_norm, lam=lam)
+    from dpcore.lloyd import dp_lloyd as dp_lloyd_in_memory
+
     gen = np.random.default_rng(lloyd_seed)
     t0 = time.perf_counter()
-    from dpcore.lloyd import lloyd_statistics
-
+    _say(progress, f"DP-Lloyd on the {len(S.X)} sampled rows in memory")
     C0 = _initial_centers(init, int(n_clusters), d, S.radius, gen)
-    centers = _lloyd_iterations(lambda C: lloyd_statistics(S.X, C, S.weights), C0,
-                                n_iter=n_iter, beta_sum=cal.beta_sum, beta_count=cal.beta_count,
-                                radius=S.radius, rng=gen, progress=progress)
+    centers = dp_lloyd_in_memory(S.X, C0, n_iter=n_iter, beta_sum=cal.beta_sum,
+                                 beta_count=cal.beta_count, radius=S.radius, weights=S.weights,
+                                 rng=gen)[-1]
     lloyd_g = PureDP(cal.epsilon)
     guarantee = lloyd_g if S.guarantee is None else compose(S.guarantee, lloyd_g)
     return ScaleKMeans(centers, guarantee, cal.beta_sum, cal.beta_count, S.n, sample=S,

@@ -25,6 +25,9 @@ from dpcore.geometry import clip_to_ball
 from dpcore.privacy import PrivacyLeakWarning, PureDP
 
 R = 5.0  # declared radius
+# n and x̃ read off the data warn (tested in test_mean_sq_norm_treatments); elsewhere that is
+# the point of the test, not a finding.
+pytestmark = pytest.mark.filterwarnings("ignore::dpcore.privacy.PrivacyLeakWarning")
 
 
 def two_scale_data(n_per: int = 1000, d: int = 3, seed: int = 0) -> np.ndarray:
@@ -130,11 +133,13 @@ def test_mean_sq_norm_treatments(sync):
     assert S.mean_sq_norm_source == "data"
     Xc = clip_to_ball(X, R)
     np.testing.assert_allclose(S.mean_sq_norm, np.mean(np.einsum("ij,ij->i", Xc, Xc)))
+    with pytest.warns(PrivacyLeakWarning, match="uses n=2000 counted in the data"):
+        scale.importance_sample(A, 100, radius=R, rng=0, mean_sq_norm=2.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        S = scale.importance_sample(A, 100, radius=R, rng=0, mean_sq_norm=2.0)
+        S = scale.importance_sample(A, 100, radius=R, rng=0, mean_sq_norm=2.0, n=2000)
         assert S.mean_sq_norm == 2.0 and S.guarantee is None
-        S = scale.importance_sample(A, 100, radius=R, rng=0, stat_epsilon=0.5)
+        S = scale.importance_sample(A, 100, radius=R, rng=0, stat_epsilon=0.5, n=2000)
     assert S.mean_sq_norm_source == "private" and S.guarantee == PureDP(0.5)
 
 
@@ -194,6 +199,58 @@ def test_changed_data_between_passes_is_an_error(sync, monkeypatch):
                                 radius=R, mean_sq_norm=1.0, rng=0)
 
 
+def mixture(n: int = 3000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    truth = np.array([[-2.0, 0.0], [2.0, 0.0], [0.0, 2.5]])
+    X = truth[rng.integers(0, 3, n)] + 0.3 * rng.normal(size=(n, 2))
+    return clip_to_ball(X, R), truth
+
+
+def test_dask_dp_lloyd_is_the_in_memory_algorithm(sync, monkeypatch):
+    """Same seed: the same noise draws in the same order, so the map-reduced statistics give the
+    in-memory DPLloyd's centres up to summation order; and noise is added once per iteration."""
+    from dpcore import lloyd
+
+    X, _ = mixture()
+    calls = []
+    real = lloyd.noisy_lloyd_update
+    monkeypatch.setattr(lloyd, "noisy_lloyd_update",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    res = scale.dp_lloyd(da.from_array(X, chunks=(700, -1)), 3, epsilon=2.0, radius=R,
+                         n_iter=6, rng=11)
+    assert len(calls) == 6
+    monkeypatch.setattr(lloyd, "noisy_lloyd_update", real)
+    ref = lloyd.DPLloyd(3, epsilon=2.0, radius=R, n_iter=6, rng=11).fit(X)
+    np.testing.assert_allclose(res.cluster_centers_, ref.cluster_centers_, rtol=1e-9, atol=1e-12)
+    assert res.privacy_ == ref.privacy_ == PureDP(2.0)
+    assert (res.beta_sum, res.beta_count) == pytest.approx((ref.beta_sum_, ref.beta_count_))
+    np.testing.assert_array_equal(res.predict(X), ref.predict(X))
+
+
+def test_kmeans_pipeline_has_the_in_memory_guarantee(sync):
+    from dpcore import lloyd
+
+    X, truth = mixture(6000)
+    A = da.from_array(X, chunks=(2000, -1))
+    res = scale.kmeans(A, 3, epsilon=50.0, radius=R, sample_size=1500, rng=0)
+    ref = lloyd.DPLloyd(3, epsilon=50.0, radius=R, sampler="coreset", sample_size=1500,
+                        rng=0).fit(X)
+    assert res.privacy_ == ref.privacy_
+    assert res.beta_sum == pytest.approx(ref.beta_sum_, rel=1e-9)
+    assert res.sample.n == 6000 and abs(len(res.sample.X) - 1500) < 4 * np.sqrt(1500)
+    # useful at a generous ε: every true centre has a released centre nearby
+    dist = np.linalg.norm(truth[:, None] - res.cluster_centers_[None], axis=2).min(axis=1)
+    assert dist.max() < 0.3, res.cluster_centers_
+    # a private x̃ is paid from the same total ε
+    res = scale.kmeans(A, 3, epsilon=50.0, radius=R, sample_size=1500, stat_epsilon=1.0,
+                       rng=0)
+    assert res.sample.guarantee == PureDP(1.0)
+    assert isinstance(res.privacy_, PureDP)
+    assert 50.0 * (1 - 1e-9) < res.privacy_.epsilon <= 50.0  # calibrated to ≤ the target
+    with pytest.raises(ValueError, match="leaves nothing of epsilon"):
+        scale.kmeans(A, 3, epsilon=1.0, radius=R, sample_size=1500, stat_epsilon=1.0)
+
+
 # --------------------------------------------------------------------------------------------
 # LocalCluster with worker processes
 # --------------------------------------------------------------------------------------------
@@ -228,6 +285,12 @@ def test_cluster_sample_equals_the_local_one(client):
         ref = scale.importance_sample(A, 500, radius=R, rng=3, mean_sq_norm=3.0)
     np.testing.assert_array_equal(S.indices, ref.indices)
     np.testing.assert_array_equal(S.X, ref.X)
+    X, _ = mixture(2000)
+    B = da.from_array(X, chunks=(500, -1))
+    res = scale.dp_lloyd(B, 3, epsilon=1.0, radius=R, n_iter=3, rng=5, client=client)
+    with dask.config.set(scheduler="synchronous"):
+        local = scale.dp_lloyd(B, 3, epsilon=1.0, radius=R, n_iter=3, rng=5)
+    np.testing.assert_allclose(res.cluster_centers_, local.cluster_centers_, rtol=1e-9)
 
 
 def _kill_one_worker_soon(client, delay: float) -> tuple[threading.Thread, int]:

@@ -34,6 +34,7 @@ __all__ = [
     "SamplerError",
     "SensitivityResult",
     "bernstein_basis",
+    "bernstein_design",
     "bernstein_lattice",
     "bernstein_mechanism",
     "empirical_oracle",
@@ -610,6 +611,15 @@ def _iterated_operator(lattice_k: int, h: int) -> np.ndarray:
     return a
 
 
+def bernstein_design(y: Any, lattice_k: int, h: int = 1) -> np.ndarray:
+    """Matrix ``(len(y), k+1)`` mapping 1-D lattice values to the released polynomial at ``y``.
+
+    ``b(y)ᵀ A_h``: the Bernstein basis times the iterated-Bernstein coefficient map, so a release
+    with lattice values ``c`` is ``bernstein_design(y, k, h) @ c``.
+    """
+    return bernstein_basis(np.ravel(y), lattice_k) @ _iterated_operator(lattice_k, h)
+
+
 def bernstein_lattice(lattice_k: int, dims: int = 1) -> np.ndarray:
     """Lattice ``{0, 1/k, ..., 1}^ℓ`` in C order: ``(k+1,)`` for ℓ = 1, else ``((k+1)^ℓ, ℓ)``."""
     grid = np.linspace(0.0, 1.0, lattice_k + 1)
@@ -638,12 +648,11 @@ class BernsteinRelease:
     def __call__(self, y: Any) -> np.ndarray:
         y = np.asarray(y, dtype=float)
         pts = y.reshape(-1, 1) if self.dims == 1 else y.reshape(-1, self.dims)
-        a = _iterated_operator(self.lattice_k, self.h)
         # Tensor product of the 1-D operator along each axis, contracted one axis at a time.
         out = self.coefficients.reshape(1, *self.coefficients.shape)
         out = np.broadcast_to(out, (pts.shape[0], *self.coefficients.shape))
         for j in range(self.dims):
-            phi = bernstein_basis(pts[:, j], self.lattice_k) @ a  # (N, k+1)
+            phi = bernstein_design(pts[:, j], self.lattice_k, self.h)  # (N, k+1)
             out = np.einsum("nv,nv...->n...", phi, out)
         return out.reshape(y.shape[:-1] if self.dims > 1 else y.shape)
 

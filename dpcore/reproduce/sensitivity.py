@@ -1,0 +1,830 @@
+"""Reproduction of Rubinstein & Aldà (ICML 2017), "Pain-Free Random Differential Privacy".
+
+``python -m dpcore.reproduce.sensitivity [--quick]`` (or ``dpcore reproduce sensitivity``)
+writes ``docs/reproduction/sensitivity_sampler.md`` and plotly figures under
+``docs/reproduction/figures/sensitivity_*.html``. Every table below is also a function returning
+a pandas DataFrame:
+
+* :func:`table1` / :func:`figure2` / :func:`figure3`: the operating points of Table 1 (exact).
+* :func:`example6`: Figure 4, analytical vs sampled sensitivity of the mean of Exp(1) data.
+* :func:`delivered_confidence`: the Monte Carlo check ``E[Φ(Δ̂)] = k/(m+1)`` (spec §7 claim 4).
+* :func:`appendix_c`: Figure 9, the mean of bounded data, sampled vs global sensitivity.
+* :func:`svm_sensitivity` / :func:`svm_utility`: Figures 5 and 6, linear SVM.
+* :func:`kde_utility`: Figure 7, KDE released with the Bernstein mechanism.
+
+Settings the paper leaves open follow the spec (``../shared/spec/sensitivity_sampler.md`` §6)
+and are listed in the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.special import lambertw
+
+from dpcore import noise, statistics
+from dpcore.rng import RNGLike, as_generator
+from dpcore.sensitivity import (
+    bernstein_design,
+    bernstein_lattice,
+    gamma_min,
+    sample_sensitivity,
+    sampler_config,
+)
+
+__all__ = [
+    "appendix_c",
+    "delivered_confidence",
+    "example6",
+    "figure2",
+    "figure3",
+    "kde_oracle",
+    "kde_utility",
+    "main",
+    "svm_oracle",
+    "svm_sensitivity",
+    "svm_utility",
+    "table1",
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+REPORT_DIR = ROOT / "docs" / "reproduction"
+REPORT_NAME = "sensitivity_sampler.md"
+
+ROW1_GAMMAS = (
+    0.9,
+    0.75,
+    0.5,
+    0.4,
+    0.3,
+    0.2,
+    0.15,
+    0.1,
+    0.075,
+    0.05,
+    0.025,
+    0.02,
+    0.01,
+    0.005,
+    0.001,
+)
+FINDINGS = """## Findings and errata
+
+* **Wrong Lambert-W branch in the public Python port** (Sherpa.ai `sensitivity_sampler.py`):
+  `lambertw(·, 1).real` is not W₋₁; it gives a feasible but larger m (292 instead of 285 at
+  γ = 0.1, table above). W₀ would give ρ > e^{−1/2}, infeasible. We use `k=-1` and test
+  ρ* against brute-force minimisation to 7 digits.
+* B.1 prints sup ρ* = 0.28457…; the limit γ → 1 gives 0.284668 (typo).
+* Corollary 16 says m = o(γ⁻² log(1/γ)); numerically m γ²/log(1/γ) decreases to ½, so it is
+  Θ, not o (spec §3.8).
+* §7.2: "Δ̄ exceeds 20"; Proposition 19 gives 19.07 at d = 8 and exceeds 20 only from d = 16.
+* §7.3 refers to "Figure 7" for the SVM; it is Figure 6.
+* Algorithm 2 line 2 reads M_Δ̂(D); it is M_Δ̂(f(D)).
+* App. C: with the sharp L1 bound d/n, the reduction from sampling is at most about 3×
+  (n·G = ‖U−U′‖₁ has mean d/3); we do not find the "striking" log-scale gap. The paper states
+  neither d nor its global bound, so its figure may use a looser bound.
+* KDE (Figure 7): with the sharp global bound 1/(n h √(2π)) and m = 50 000, Δ̂ is essentially
+  Δ̄: k/m ≥ 0.99 selects the near-maximum of G, which reaches the kernel peak whenever a
+  sampled record lands near a lattice point (even G's median is a large fraction of Δ̄, see
+  the KDE section). The paper's gap is not reproduced at these (inferred) settings; kernel,
+  bandwidth and its Δ̄ are not stated.
+* Δ̂ = 0 (a statistic insensitive on the sampled pairs) releases f(D) without noise, with a
+  warning; the paper does not discuss it.
+"""
+
+ROW3_MS = (10, 50, 100, 500, 1000, 1500, 5000, 10_000, 50_000, 100_000, 1_000_000)
+
+
+# ------------------------------------------------------------------------------------ Table 1
+
+
+def _m_on_branch(gamma: float, branch: int) -> float:
+    """Row-1 ``m`` with ``ρ`` from Lambert-W branch ``branch`` (real part, as the Python port)."""
+    rho = math.exp(lambertw(-gamma / (2 * math.sqrt(math.e)), branch).real + 0.5)
+    if not 0 < rho < min(gamma, 0.5):
+        return math.nan  # infeasible: Theorem 15 needs 0 < ρ < min(γ, 1/2)
+    return math.ceil(math.log(1 / rho) / (2 * (gamma - rho) ** 2))
+
+
+def table1(gammas: Sequence[float] = ROW1_GAMMAS, ms: Sequence[int] = ROW3_MS):
+    """Table 1 rows 1 and 3 as two DataFrames (row 1 with the wrong-branch ``m`` for contrast)."""
+    row1 = []
+    for g in gammas:
+        cfg = sampler_config(gamma=g)
+        row1.append(
+            {
+                "gamma": g,
+                "rho": cfg.rho,
+                "m": cfg.m,
+                "k": cfg.k,
+                "m (branch +1, Python port)": _m_on_branch(g, 1),
+            }
+        )
+    row3 = [
+        {"m": m, "rho": (c := sampler_config(m=m)).rho, "gamma_min": c.gamma, "k": c.k} for m in ms
+    ]
+    return pd.DataFrame(row1), pd.DataFrame(row3)
+
+
+def figure2(gammas: Sequence[float] | None = None) -> pd.DataFrame:
+    """Figure 2: the minimum number of pairs ``m`` for a target ``γ`` (row 1)."""
+    gammas = np.geomspace(1e-3, 0.95, 120) if gammas is None else np.asarray(gammas)
+    return pd.DataFrame({"gamma": gammas, "m": [sampler_config(gamma=g).m for g in gammas]})
+
+
+def figure3(ms: Sequence[int] = (100, 1000, 10_000), points: int = 60) -> pd.DataFrame:
+    """Figure 3: ``k/m`` against ``γ`` for fixed budgets ``m`` (row 2), from ``γ_min(m)``."""
+    rows = []
+    for m in ms:
+        for g in np.linspace(gamma_min(m), 0.99, points):
+            cfg = sampler_config(m=m, gamma=float(g))
+            rows.append({"m": m, "gamma": float(g), "k": cfg.k, "k/m": cfg.k / m})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------- Example 6
+
+
+def _exp_oracle(size: int, rng: np.random.Generator) -> np.ndarray:
+    return rng.exponential(1.0, size)
+
+
+def _expected_order_statistic(m: int, k: int) -> float:
+    """``E[G_(k)]`` for ``m`` i.i.d. Exp(1): ``H_m − H_{m−k}`` (Rényi representation)."""
+    return float(np.sum(1.0 / np.arange(m - k + 1, m + 1)))
+
+
+def example6(
+    ms: Sequence[int] = (100, 1000, 10_000),
+    gammas: Sequence[float] | None = None,
+    *,
+    n: int = 100,
+    repeats: int = 50,
+    rng: RNGLike = 0,
+) -> pd.DataFrame:
+    """Figure 4: analytical ``log(1/γ)/n`` vs sampled ``Δ̂`` for the mean of Exp(1) records.
+
+    ``n`` only rescales (``n·G ~ Exp(1)``), so values are reported as ``n·Δ``. For each budget
+    ``m`` and each ``γ >= γ_min(m)``, ``k`` is the row-2 index; one sample of ``m`` pairs per
+    repeat serves every ``γ`` (only the order statistic changes).
+    """
+    gen = as_generator(rng)
+    if gammas is None:
+        gammas = sorted({*np.round(np.geomspace(0.01, 0.6, 22), 4), 0.02, 0.05, 0.1, 0.2, 0.5})
+    stat = statistics.mean(bounds=(0.0, 1.0))
+    rows = []
+    for m in ms:
+        feasible = [g for g in gammas if g >= gamma_min(m)]
+        ks = np.array([sampler_config(m=m, gamma=g).k for g in feasible])
+        samples = np.stack(
+            [
+                sample_sensitivity(stat, _exp_oracle, n, m=m, k=m, rng=gen).sensitivities
+                for _ in range(repeats)
+            ]
+        )
+        for g, k in zip(feasible, ks, strict=True):
+            est = n * samples[:, k - 1]
+            rows.append(
+                {
+                    "m": m,
+                    "gamma": g,
+                    "k": int(k),
+                    "n*analytic": math.log(1 / g),
+                    "n*sampled (mean)": est.mean(),
+                    "n*sampled (sd)": est.std(ddof=1),
+                    "n*E[sampled] (exact)": _expected_order_statistic(m, int(k)),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def delivered_confidence(
+    cases: Sequence[tuple[int, float | None]] = ((100, 0.3), (1000, 0.1), (285, None)),
+    *,
+    runs: int = 2000,
+    n: int = 100,
+    rng: RNGLike = 1,
+) -> pd.DataFrame:
+    """Claim 4: the confidence actually delivered, ``Pr(G_new <= Δ̂)``, against ``k/(m+1)``.
+
+    Example 6 gives the CDF exactly, ``Φ(Δ) = 1 − exp(−nΔ)``, so ``mean Φ(Δ̂)`` over ``runs``
+    sampler runs estimates ``E[Φ(Δ̂)]``; one fresh pair per run gives the empirical fraction.
+    ``(285, None)`` is row 1 for ``γ = 0.1``.
+    """
+    gen = as_generator(rng)
+    stat = statistics.mean()
+    rows = []
+    for m, g in cases:
+        cfg = sampler_config(gamma=0.1) if g is None else sampler_config(m=m, gamma=g)
+        phi = np.empty(runs)
+        fresh = np.empty(runs)
+        for r in range(runs):
+            dh = sample_sensitivity(stat, _exp_oracle, n, m=cfg.m, k=cfg.k, rng=gen).delta_hat
+            phi[r] = -math.expm1(-n * dh)
+            x = gen.exponential(size=2)
+            fresh[r] = abs(x[0] - x[1]) / n <= dh
+        rows.append(
+            {
+                "m": cfg.m,
+                "k": cfg.k,
+                "gamma": cfg.gamma,
+                "1-gamma": 1 - cfg.gamma,
+                "k/(m+1)": cfg.k / (cfg.m + 1),
+                "mean Phi(delta_hat)": phi.mean(),
+                "se": phi.std(ddof=1) / math.sqrt(runs),
+                "fresh-pair fraction": fresh.mean(),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------- Appendix C
+
+
+def appendix_c(
+    ds: Sequence[int] = (1, 10, 100),
+    gammas: Sequence[float] = (0.5, 0.2, 0.1, 0.05, 0.02, 0.01),
+    *,
+    n: int = 500,
+    rng: RNGLike = 2,
+) -> pd.DataFrame:
+    """Figure 9: mean of ``n`` uniform records on ``[0,1]^d``: ``d/n`` vs ``Δ̂`` (L1, row 1)."""
+    gen = as_generator(rng)
+    stat = statistics.mean(bounds=(0.0, 1.0))
+    rows = []
+    for d in ds:
+
+        def oracle(size, rng, d=d):
+            return rng.random((size, d))
+
+        for g in gammas:
+            cfg = sampler_config(gamma=g)
+            est = sample_sensitivity(stat, oracle, n, m=cfg.m, k=cfg.k, norm=1, rng=gen)
+            glob = stat.global_sensitivity(n, d, 1)
+            rows.append(
+                {
+                    "d": d,
+                    "gamma": g,
+                    "m": cfg.m,
+                    "global": glob,
+                    "sampled": est.delta_hat,
+                    "global/sampled": glob / est.delta_hat,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------- linear SVM
+
+
+def svm_oracle(d: int):
+    """§7.2 data: classes equiprobable, ``N(0.2·1, 0.01 I)`` (label +1) / ``N(0.8·1, 0.01 I)``."""
+
+    def draw(size: int, rng: np.random.Generator) -> np.ndarray:
+        y = rng.integers(0, 2, size)
+        x = rng.normal(np.where(y[:, None] == 1, 0.2, 0.8), 0.1, (size, d))
+        return np.column_stack([x, 2 * y - 1])
+
+    return draw
+
+
+def svm_sensitivity(
+    ds: Sequence[int] = (8, 16, 32, 64),
+    gammas: Sequence[float] = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5),
+    *,
+    m: int = 1500,
+    n: int = 1000,
+    C: float = 3.0,
+    rng: RNGLike = 3,
+    n_jobs: int | None = None,
+) -> pd.DataFrame:
+    """Figure 5: ``Δ̂`` (row 2, one sample of ``m`` pairs per ``d``) vs Proposition 19's ``Δ̄``."""
+    gen = as_generator(rng)
+    stat = statistics.linear_svm(C)
+    rows = []
+    for d in ds:
+        est = sample_sensitivity(stat, svm_oracle(d), n, m=m, k=m, rng=gen, n_jobs=n_jobs)
+        glob = statistics.svm_global_sensitivity(C, d, n)
+        for g in gammas:
+            if g < gamma_min(m):
+                continue
+            k = sampler_config(m=m, gamma=g).k
+            dh = float(est.sensitivities[k - 1])
+            rows.append(
+                {
+                    "d": d,
+                    "gamma": g,
+                    "m": m,
+                    "k": k,
+                    "sampled": dh,
+                    "global": glob,
+                    "global/sampled": glob / dh,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _svm_error(wb: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Misclassification rate of ``sign(x·w + b)`` for each row of ``wb`` (``(..., d+1)``)."""
+    scores = x @ wb[..., :-1, None] + wb[..., -1:, None]  # (..., N, 1)
+    return np.mean(np.where(scores[..., 0] > 0, 1, -1) != y, axis=-1)
+
+
+def svm_utility(
+    epsilons: Sequence[float] | None = None,
+    *,
+    d: int = 2,
+    gamma: float = 0.05,
+    m: int = 1500,
+    n: int = 1000,
+    C: float = 3.0,
+    repeats: int = 500,
+    test_size: int = 10_000,
+    rng: RNGLike = 4,
+    n_jobs: int | None = None,
+) -> tuple[pd.DataFrame, float, float]:
+    """Figure 6: test error of Laplace-private SVMs with ``Δ̂`` vs ``Δ̄`` (and non-private).
+
+    ``Δ̂`` is sampled once (offline amortisation, §5.1: it depends on ``n``, ``f`` and ``P``
+    only) and reused over ``repeats`` training sets. Returns (table, Δ̂, Δ̄).
+    """
+    gen = as_generator(rng)
+    eps = np.geomspace(0.01, 1000, 16) if epsilons is None else np.asarray(epsilons, dtype=float)
+    stat = statistics.linear_svm(C)
+    oracle = svm_oracle(d)
+    cfg = sampler_config(m=m, gamma=gamma)
+    dh = sample_sensitivity(stat, oracle, n, m=cfg.m, k=cfg.k, rng=gen, n_jobs=n_jobs).delta_hat
+    glob = statistics.svm_global_sensitivity(C, d, n)
+    test = oracle(test_size, gen)
+    x_test, y_test = test[:, :-1], test[:, -1]
+    sens = np.array([dh, glob])
+    err = np.zeros((repeats, eps.size, 2))
+    base = np.zeros(repeats)
+    for r in range(repeats):
+        wb = stat(oracle(n, gen))
+        base[r] = _svm_error(wb, x_test, y_test)
+        lap = noise.laplace(1.0, size=(eps.size, 2, d + 1), rng=gen)
+        noisy = wb + lap * (sens[None, :, None] / eps[:, None, None])
+        err[r] = _svm_error(noisy, x_test, y_test)
+    table = pd.DataFrame(
+        {
+            "epsilon": eps,
+            "sampler": err[:, :, 0].mean(axis=0),
+            "global": err[:, :, 1].mean(axis=0),
+            "non-private": base.mean(),
+        }
+    )
+    return table, dh, glob
+
+
+# -------------------------------------------------------------------------------------- KDE
+
+
+def kde_oracle(size: int, rng: np.random.Generator) -> np.ndarray:
+    """§7.3 data: ``0.4 N(0.5, 0.02) + 0.6 N(0.75, 0.005)``, read as variances."""
+    first = rng.random(size) < 0.4
+    return np.where(
+        first, rng.normal(0.5, math.sqrt(0.02), size), rng.normal(0.75, math.sqrt(0.005), size)
+    )
+
+
+def kde_utility(
+    epsilons: Sequence[float] | None = None,
+    gammas: Sequence[float] = (0.01, 0.1),
+    *,
+    m: int = 50_000,
+    n: int = 5000,
+    bandwidth: float = 0.05,
+    lattice_k: int = 10,
+    h: int = 3,
+    repeats: int = 1000,
+    grid_points: int = 200,
+    rng: RNGLike = 5,
+) -> tuple[pd.DataFrame, dict[str, float]]:
+    """Figure 7: mean |Bernstein release − non-private KDE| on a grid of ``[0, 1]``.
+
+    The Bernstein mechanism (lattice ``k``, iterated order ``h``) is calibrated with the sampled
+    L∞-on-the-lattice ``Δ̂`` for each ``γ`` (row 2 with budget ``m``), or with the global
+    ``Δ̄ = 1/(n h sqrt(2π))``. Also reports the noiseless Bernstein error (the plateau).
+    Returns (table, sensitivities by label plus the ratio of G's median to ``Δ̄``).
+    """
+    gen = as_generator(rng)
+    eps = np.geomspace(1e-3, 10, 17) if epsilons is None else np.asarray(epsilons, dtype=float)
+    lattice = bernstein_lattice(lattice_k)
+    stat = statistics.kde(lattice, bandwidth=bandwidth)
+    est = sample_sensitivity(stat, kde_oracle, n, m=m, k=m, norm=np.inf, rng=gen)
+    sens = {
+        f"sampler gamma={g:g}": float(est.sensitivities[sampler_config(m=m, gamma=g).k - 1])
+        for g in gammas
+    }
+    sens["global"] = float(stat.global_sensitivity(n, 1, np.inf))
+    median_ratio = float(np.median(est.sensitivities) / sens["global"])
+    scales = np.array(list(sens.values()))[None, :, None] * (lattice_k + 1) / eps[:, None, None]
+    grid = np.linspace(0.0, 1.0, grid_points)
+    design = bernstein_design(grid, lattice_k, h)  # (grid, k+1)
+    fine = statistics.kde(grid, bandwidth=bandwidth)
+    err = np.zeros((eps.size, len(sens)))
+    plateau = 0.0
+    for _ in range(repeats):
+        data = kde_oracle(n, gen)
+        truth = fine(data)
+        coeffs = stat(data)
+        plateau += np.abs(design @ coeffs - truth).mean()
+        noisy = coeffs + noise.laplace(1.0, size=(eps.size, len(sens), lattice_k + 1), rng=gen)
+        noisy = coeffs + (noisy - coeffs) * scales
+        err += np.abs(noisy @ design.T - truth).mean(axis=-1)
+    table = pd.DataFrame(err / repeats, columns=list(sens))
+    table.insert(0, "epsilon", eps)
+    table["noiseless Bernstein"] = plateau / repeats
+    return table, {**sens, "median G / global": median_ratio}
+
+
+# ------------------------------------------------------------------------------------ claims
+
+
+def _first_eps_within(table: pd.DataFrame, column: str, target: float, tol: float) -> float:
+    """Smallest ε from which the error stays within ``tol`` of ``target`` (NaN if never)."""
+    ok = (table[column] - target <= tol).to_numpy()
+    tail = np.flatnonzero(~ok)
+    start = 0 if tail.size == 0 else tail[-1] + 1
+    return float(table["epsilon"].iloc[start]) if start < len(table) else math.nan
+
+
+def claims(
+    row1: pd.DataFrame,
+    f2: pd.DataFrame,
+    f3: pd.DataFrame,
+    e6: pd.DataFrame,
+    conf: pd.DataFrame,
+    appc: pd.DataFrame,
+    svm_s: pd.DataFrame,
+    svm_u: pd.DataFrame,
+    kde_t: pd.DataFrame,
+) -> pd.DataFrame:
+    """Spec §7 claims 2-9 checked on the computed tables (claims 1 and 10 are unit tests)."""
+    rows = []
+
+    def add(claim: str, finding: str, holds: bool) -> None:
+        rows.append({"claim": claim, "finding": finding, "holds": "yes" if holds else "NO"})
+
+    slopes = [np.polyfit(g.gamma, g["k/m"], 1)[0] for _, g in f3.groupby("m")]
+    add(
+        "2 monotone m(γ), γ_min(m); k/m slope −1",
+        f"m non-increasing: {bool(np.all(np.diff(f2.m) <= 0))}; fitted slopes "
+        + ", ".join(f"{x:.3f}" for x in slopes),
+        bool(np.all(np.diff(f2.m) <= 0)) and all(abs(x + 1) < 0.01 for x in slopes),
+    )
+    add("3 row 1 gives k = m", f"{int((row1.k == row1.m).sum())}/{len(row1)} rows",
+        bool((row1.k == row1.m).all()))  # fmt: skip
+    z = (conf["mean Phi(delta_hat)"] - conf["k/(m+1)"]) / conf["se"]
+    add(
+        "4 delivered confidence ≈ k/(m+1) ≥ 1−γ",
+        "z-scores " + ", ".join(f"{x:+.1f}" for x in z),
+        bool((z.abs() < 4).all() and (conf["mean Phi(delta_hat)"] >= conf["1-gamma"]).all()),
+    )
+    big = e6[e6.m == e6.m.max()]
+    r_big = big["n*sampled (mean)"] / big["n*analytic"]
+    small = e6[e6.m == e6.m.min()]
+    r_small = small["n*sampled (mean)"] / small["n*analytic"]
+    add(
+        "5 Δ̂ ≥ analytic, converging as m grows",
+        f"sampled/analytic at m={int(big.m.iloc[0])}: {r_big.min():.3f}–{r_big.max():.3f}; "
+        f"at m={int(small.m.iloc[0])}: {r_small.min():.3f}–{r_small.max():.3f}",
+        bool(
+            (e6["n*sampled (mean)"] >= e6["n*analytic"]).all() and r_big.median() < r_small.median()
+        ),
+    )
+    le = bool((appc.sampled <= appc["global"]).all() and (svm_s.sampled <= svm_s["global"]).all())
+    add(
+        "6 Δ̂ ≤ Δ̄ (Prop. 18); App. C reduction",
+        f"global/sampled in App. C: {appc['global/sampled'].min():.2f}–"
+        f"{appc['global/sampled'].max():.2f} (L1; at most ≈3 as d grows: E‖U−U'‖₁ = d/3)",
+        le,
+    )
+    by_d = svm_s.groupby("d").sampled
+    add(
+        "7 SVM Δ̂ = O(10⁻²), flat in γ, ≪ Δ̄, both grow with d",
+        f"Δ̂ {svm_s.sampled.min():.2g}–{svm_s.sampled.max():.2g}; max/min over γ per d "
+        + ", ".join(f"{(g.max() / g.min()):.2f}" for _, g in by_d)
+        + f"; Δ̄/Δ̂ ≥ {svm_s['global/sampled'].min():.0f}",
+        bool(
+            svm_s.sampled.max() < 0.1
+            and (svm_s["global/sampled"] > 100).all()
+            and by_d.median().is_monotonic_increasing
+        ),
+    )
+    base = float(svm_u["non-private"].iloc[0])
+    e_s = _first_eps_within(svm_u, "sampler", base, 0.01)
+    e_g = _first_eps_within(svm_u, "global", base, 0.01)
+    add(
+        "8 SVM: same error at tiny ε; sampler reaches non-private far sooner",
+        f"error at ε={svm_u.epsilon.iloc[0]:g}: sampler {svm_u.sampler.iloc[0]:.3f}, global "
+        f"{svm_u['global'].iloc[0]:.3f}; within 0.01 of non-private from ε = {e_s:.3g} "
+        f"(sampler) vs {e_g:.3g} (global)",
+        bool(e_s < e_g or (math.isnan(e_g) and not math.isnan(e_s))),
+    )
+    cols = [c for c in kde_t.columns if c.startswith("sampler")]
+    low = kde_t.iloc[: max(1, len(kde_t) // 4)]
+    ratio = (low["global"] / low[cols].max(axis=1)).mean()
+    add(
+        "9 KDE: global error > sampler at small ε; both plateau",
+        f"mean global/sampler error over the smallest quarter of ε: {ratio:.3f}; at the "
+        f"largest ε all within {(kde_t.iloc[-1, 1:-1] / kde_t.iloc[-1, -1]).max() - 1:.2%} of "
+        "the noiseless Bernstein error",
+        bool(ratio > 1.05),
+    )
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------ report
+
+
+def _md(df: pd.DataFrame, digits: int = 4) -> str:
+    """A DataFrame as a GitHub markdown table (no extra dependency)."""
+
+    def fmt(v):
+        if isinstance(v, float | np.floating):
+            if math.isnan(v):
+                return "–"
+            return f"{v:.{digits}g}"
+        return str(v)
+
+    head = "| " + " | ".join(map(str, df.columns)) + " |"
+    sep = "|" + "---|" * len(df.columns)
+    body = ["| " + " | ".join(fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join([head, sep, *body])
+
+
+def _figure(folder: Path, name: str, traces: list, title: str, xaxis: dict, yaxis: dict) -> str:
+    import plotly.graph_objects as go
+
+    fig = go.Figure(traces)
+    fig.update_layout(title=title, xaxis=xaxis, yaxis=yaxis, template="plotly_white")
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"sensitivity_{name}.html"
+    fig.write_html(path, include_plotlyjs="cdn")
+    return f"[figure](figures/{path.name})"
+
+
+def _line(df: pd.DataFrame, x: str, y: str, name: str, dash: str | None = None):
+    import plotly.graph_objects as go
+
+    return go.Scatter(x=df[x], y=df[y], mode="lines+markers", name=name, line={"dash": dash})
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write ``docs/reproduction/sensitivity_sampler.md`` and its figures."""
+    parser = argparse.ArgumentParser(prog="python -m dpcore.reproduce.sensitivity")
+    parser.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
+    parser.add_argument("--jobs", type=int, default=None, help="joblib workers for the SVM")
+    parser.add_argument("--out", type=Path, default=REPORT_DIR, help="report folder")
+    args = parser.parse_args(argv)
+    report = args.out / REPORT_NAME
+    figs = args.out / "figures"
+    q = args.quick
+    t0 = time.perf_counter()
+    out: list[str] = []
+    timings: dict[str, float] = {}
+
+    def timed(label, fn, *a, **kw):
+        t = time.perf_counter()
+        res = fn(*a, **kw)
+        timings[label] = time.perf_counter() - t
+        return res
+
+    row1, row3 = timed("table1", table1)
+    f2 = timed("figure2", figure2)
+    f3 = timed("figure3", figure3)
+    e6 = timed("example6", example6, repeats=10 if q else 50)
+    conf = timed("confidence", delivered_confidence, runs=300 if q else 2000)
+    appc = timed(
+        "appendix_c",
+        appendix_c,
+        gammas=(0.5, 0.2, 0.1, 0.05) if q else (0.5, 0.2, 0.1, 0.05, 0.02, 0.01),
+    )
+    svm_s = timed(
+        "svm_sensitivity",
+        svm_sensitivity,
+        ds=(8, 16) if q else (8, 16, 32, 64),
+        m=40 if q else 1500,
+        gammas=(0.3, 0.5) if q else (0.05, 0.1, 0.2, 0.3, 0.4, 0.5),
+        n_jobs=args.jobs,
+    )
+    svm_u, svm_dh, svm_glob = timed(
+        "svm_utility",
+        svm_utility,
+        m=40 if q else 1500,
+        gamma=0.3 if q else 0.05,
+        repeats=20 if q else 500,
+        n_jobs=args.jobs,
+    )
+    kde_t, kde_sens = timed("kde_utility", kde_utility, repeats=50 if q else 1000)
+
+    fig2 = _figure(
+        figs,
+        "fig2",
+        [_line(f2, "gamma", "m", "minimum m")],
+        "Figure 2: minimum m for target γ (Table 1 row 1)",
+        {"title": "γ", "type": "log"},
+        {"title": "m", "type": "log"},
+    )
+    fig3 = _figure(
+        figs,
+        "fig3",
+        [_line(f3[f3.m == m], "gamma", "k/m", f"m={m}") for m in f3.m.unique()],
+        "Figure 3: k/m vs γ (Table 1 row 2)",
+        {"title": "γ"},
+        {"title": "k/m"},
+    )
+    tr4 = []
+    for m in e6.m.unique():
+        sub = e6[e6.m == m]
+        tr4.append(_line(sub, "gamma", "n*sampled (mean)", f"sampled, m={m}"))
+    tr4.append(
+        _line(
+            e6.drop_duplicates("gamma").sort_values("gamma"),
+            "gamma",
+            "n*analytic",
+            "analytic log(1/γ)",
+            dash="dash",
+        )
+    )
+    fig4 = _figure(
+        figs,
+        "fig4",
+        tr4,
+        "Figure 4: Example 6, analytic vs sampled (n·Δ)",
+        {"title": "γ", "type": "log"},
+        {"title": "n·Δ"},
+    )
+    tr5 = []
+    for d in svm_s.d.unique():
+        sub = svm_s[svm_s.d == d]
+        tr5 += [
+            _line(sub, "gamma", "sampled", f"sampled d={d}"),
+            _line(sub, "gamma", "global", f"global d={d}", dash="dash"),
+        ]
+    fig5 = _figure(
+        figs,
+        "fig5",
+        tr5,
+        "Figure 5: linear SVM, global vs sampled sensitivity",
+        {"title": "γ"},
+        {"title": "L1 sensitivity", "type": "log"},
+    )
+    fig6 = _figure(
+        figs,
+        "fig6",
+        [_line(svm_u, "epsilon", c, c) for c in ("sampler", "global", "non-private")],
+        "Figure 6: linear SVM test error vs ε",
+        {"title": "ε", "type": "log"},
+        {"title": "misclassification"},
+    )
+    fig7 = _figure(
+        figs,
+        "fig7",
+        [_line(kde_t, "epsilon", c, c) for c in kde_t.columns[1:]],
+        "Figure 7: KDE (Bernstein) error vs ε",
+        {"title": "ε", "type": "log"},
+        {"title": "mean |private − KDE|", "type": "log"},
+    )
+    tr9 = []
+    for d in appc.d.unique():
+        sub = appc[appc.d == d]
+        tr9 += [
+            _line(sub, "gamma", "sampled", f"sampled d={d}"),
+            _line(sub, "gamma", "global", f"global d={d}", dash="dash"),
+        ]
+    fig9 = _figure(
+        figs,
+        "fig9",
+        tr9,
+        "Figure 9: mean of bounded data, global vs sampled",
+        {"title": "γ"},
+        {"title": "L1 sensitivity", "type": "log"},
+    )
+
+    def pick(df, **where):
+        mask = np.ones(len(df), dtype=bool)
+        for key, val in where.items():
+            mask &= np.isclose(df[key], val)
+        return df[mask].iloc[0]
+
+    c5a, c5b = pick(e6, m=10_000, gamma=0.1), pick(e6, m=1000, gamma=0.1)
+    mode = "quick (`--quick`: small sizes, noisy)" if q else "full"
+    out += [
+        "# Reproduction: Rubinstein & Aldà (ICML 2017), sensitivity sampler",
+        "",
+        f"Generated by `python -m dpcore.reproduce.sensitivity{' --quick' if q else ''}` "
+        f"({mode}; {time.perf_counter() - t0:.0f} s). Spec: "
+        "`../shared/spec/sensitivity_sampler.md`; code: `dpcore/sensitivity.py`, "
+        "`dpcore/statistics.py`, `dpcore/reproduce/sensitivity.py`.",
+        "",
+        "## Table 1 and Figure 2 (exact)",
+        "",
+        "Row 1 (Corollary 20): ρ* = exp(W₋₁(−γ/(2√e)) + ½), m = ⌈log(1/ρ)/(2(γ−ρ)²)⌉, and k = m "
+        "for every γ (claim 3). The last column is what the public Python port (Sherpa.ai, "
+        "`lambertw(·, 1).real`, branch +1) computes: not the minimum, e.g. 292 instead of 285 at "
+        "γ = 0.1. The authors' R package (`gsl::lambert_Wm1`) and the paper's README value "
+        "(m = k = 285 at γ = 0.1) agree with ours.",
+        "",
+        _md(row1, 6),
+        "",
+        "Rows 2/3 (Corollaries 21-22): ρ* = exp(½ W₋₁(−1/(4m))), γ_min(m) = ρ + √(log(1/ρ)/(2m)). "
+        "Paper/spec values: γ_min(100) = 0.15972, γ_min(1000) = 0.05647, γ_min(10⁴) = 0.01953.",
+        "",
+        _md(row3, 6),
+        "",
+        f"Figure 2: {fig2}. Figure 3 (k/m falls with slope −1 from (γ_min(m), 1)): {fig3}.",
+        "",
+        "## Example 6 / Figure 4: analytic vs sampled sensitivity",
+        "",
+        "Mean of n Exp(1) records; n·G ~ Exp(1) exactly, so values are n·Δ (n = 100; the paper "
+        "states no n). Budgets m ∈ {10², 10³, 10⁴} (spec's reading of 'different sampling "
+        "budgets'), row-2 k, 50 repeats (as the paper). The exact expectation is "
+        "n·E[Δ̂] = H_m − H_{m−k}.",
+        "",
+        f"| claim 5 | spec (exact) | ours (MC mean of {10 if q else 50} runs) | analytic |",
+        "|---|---|---|---|",
+        f"| m = 10⁴, γ = 0.1 | 2.5202 | {c5a['n*sampled (mean)']:.4f} | 2.3026 |",
+        f"| m = 10³, γ = 0.1 | 3.1355 | {c5b['n*sampled (mean)']:.4f} | 2.3026 |",
+        "",
+        "Δ̂ stays above the analytic value, approaches it as m grows, and exists only for "
+        f"γ ≥ γ_min(m). {fig4}",
+        "",
+        _md(e6[e6.gamma.isin([0.02, 0.05, 0.1, 0.2, 0.5])], 5),
+        "",
+        "## Claim 4: delivered confidence ≈ k/(m+1)",
+        "",
+        "Example 6 gives Φ exactly (Φ(Δ) = 1 − e^{−nΔ}); each run samples Δ̂ and one fresh "
+        "pair. E[Φ(Δ̂)] = k/(m+1) ≥ 1 − γ (Theorem 15, spec §2.4).",
+        "",
+        _md(conf, 5),
+        "",
+        "## Appendix C / Figure 9: mean of bounded data",
+        "",
+        "n = 500 uniform records on [0,1]^d, L1 (Laplace), row-1 m (k = m). The paper states "
+        "no d; we show d ∈ {1, 10, 100}. Global sensitivity d/n (sharp). Δ̂ ≤ Δ̄ always "
+        f"(Proposition 18). {fig9}",
+        "",
+        _md(appc, 4),
+        "",
+        "## §7.2 / Figure 5: linear SVM sensitivity",
+        "",
+        f"n = 1000, C = 3 (scikit-learn C = 3/n, App. D), release (w, b) in L1, m = "
+        f"{int(svm_s.m.iloc[0])}, row-2 k for each γ; data unclipped Gaussians (Proposition 19 "
+        "assumes [0,1]^d, which about 2.3% of coordinates leave). Paper: 'Δ̂ hovers around "
+        "0.01 largely independent of γ, Δ̄ exceeds 20'; Proposition 19 gives 19.07 at d = 8 "
+        f"(> 20 only from d = 16). {fig5}",
+        "",
+        _md(svm_s, 4),
+        "",
+        "## §7.3 / Figure 6: linear SVM utility",
+        "",
+        f"d = 2, γ = {0.3 if q else 0.05}, Δ̂ = {svm_dh:.4g} (sampled once, reused: §5.1), "
+        f"Δ̄ = {svm_glob:.4g} (Proposition 19). Laplace noise on (w, b); error on 10 000 fresh "
+        f"test points, averaged over {20 if q else 500} training sets. ε grid not stated in the "
+        f"paper. {fig6}",
+        "",
+        _md(svm_u, 4),
+        "",
+        "## §7.3 / Figure 7: KDE with the Bernstein mechanism",
+        "",
+        "n = 5000 from 0.4 N(0.5, 0.02) + 0.6 N(0.75, 0.005) (read as variances), Gaussian "
+        "kernel with bandwidth 0.05 (not stated), Bernstein lattice k = 10, order h = 3, "
+        "m = 50 000, G = L∞ difference on the lattice; global Δ̄ = 1/(n h √(2π)). Error = mean "
+        "|release − non-private KDE| over 200 grid points of [0,1], "
+        f"{50 if q else 1000} repeats. Sensitivities: "
+        + ", ".join(f"{k}: {v:.4g}" for k, v in kde_sens.items())
+        + f". {fig7}",
+        "",
+        _md(kde_t, 4),
+        "",
+        "## Claims of spec §7 on these tables",
+        "",
+        "Claims 1 and 10 (Table 1 values, brute-force ρ*, Theorem 15 conditions, footnote-2 "
+        "Lambert-W bounds) are unit tests in `tests/test_sensitivity_config.py`.",
+        "",
+        _md(claims(row1, f2, f3, e6, conf, appc, svm_s, svm_u, kde_t)),
+        "",
+        FINDINGS,
+        "",
+        "## Timings (s)",
+        "",
+        _md(pd.DataFrame([timings]).round(2)),
+        "",
+    ]
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text("\n".join(out), encoding="utf-8")
+    print(f"wrote {report} in {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

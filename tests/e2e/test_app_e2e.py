@@ -1,0 +1,147 @@
+"""Real-browser tests: ``streamlit run app.py`` driven by Debian chromium through playwright.
+
+They visit every page in the navigation, upload a file, move a slider and fail on any Streamlit
+exception or error element. Chromium is the system one (``chromium_path`` fixture); playwright's
+own browser download is never used. Launch flags: ``../shared/spec/streamlit_notes.md`` §3.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+               "--disable-background-networking", "--disable-component-update",
+               "--disable-extensions", "--no-first-run"]
+READY = "[data-testid='stApp'][data-test-script-state='notRunning']"
+ERRORS = "[data-testid='stException'], [data-testid='stAlertContentError']"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server():
+    port = _free_port()
+    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+           "--server.port", str(port), "--server.address", "127.0.0.1",
+           "--server.headless", "true", "--server.fileWatcherType", "none",
+           "--browser.gatherUsageStats", "false"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env=os.environ | {"PYTHONUNBUFFERED": "1"})
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            if proc.poll() is not None:
+                out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+                pytest.fail(f"streamlit exited early ({proc.returncode}):\n{out[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.read().strip() == b"ok":
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("streamlit did not become healthy within 60 s")
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium_path, headless=True, args=LAUNCH_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1800})
+    pg = ctx.new_page()
+    pg.set_default_timeout(60_000)
+    yield pg
+    ctx.close()
+
+
+def wait_ready(pg) -> None:
+    """Wait until Streamlit has connected and finished the script run an action triggered."""
+    pg.wait_for_timeout(400)  # a rerun starts asynchronously after an interaction
+    pg.wait_for_selector("[data-testid='stApp'][data-test-connection-state='CONNECTED']")
+    pg.wait_for_selector(READY)
+    pg.wait_for_selector("[data-testid='stMain'] h1")
+
+
+def assert_no_errors(pg, where: str) -> None:
+    errs = pg.locator(ERRORS)
+    if errs.count():
+        pytest.fail(f"{where}: Streamlit error element(s): {errs.all_inner_texts()}")
+
+
+def test_every_page_renders_in_chromium(page, server):
+    page.goto(server + "/")
+    wait_ready(page)
+    links = page.locator("[data-testid='stSidebarNav'] a")
+    hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
+    texts = " ".join(links.all_inner_texts())
+    assert "Data" in texts and "Privacy ledger" in texts, texts
+    for href in hrefs:
+        page.locator(f"[data-testid='stSidebarNav'] a[href='{href}']").click()
+        wait_ready(page)
+        assert_no_errors(page, href)
+        if page.locator("[data-testid='stPlotlyChart']").count():
+            page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg")
+    assert_no_errors(page, "last page")
+
+
+def test_upload_a_file_then_a_bad_one(page, server):
+    page.goto(server + "/")
+    wait_ready(page)
+    rows = "\n".join(f"{i % 7}.5,{i % 5}.25" for i in range(40))
+    uploader = page.locator("[data-testid='stFileUploader'] input[type='file']")
+    uploader.set_input_files(files=[{"name": "points.csv", "mimeType": "text/csv",
+                                     "buffer": f"a,b\n{rows}\n".encode()}])
+    wait_ready(page)
+    page.get_by_text("Uploaded file points.csv").first.wait_for()
+    assert_no_errors(page, "good upload")
+    uploader.set_input_files(files=[{"name": "broken.csv", "mimeType": "text/csv",
+                                     "buffer": b"only_a_header\n"}])
+    wait_ready(page)
+    err = page.locator("[data-testid='stAlertContentError']")
+    err.first.wait_for()
+    assert "broken.csv" in err.first.inner_text()
+    assert page.locator("[data-testid='stException']").count() == 0
+
+
+def test_slider_moves_and_url_follows(page, server):
+    page.goto(server + "/?k=4")
+    wait_ready(page)
+    slider = page.locator("[data-testid='stSidebar']").get_by_role("slider").first
+    slider.focus()
+    slider.press("ArrowRight")
+    wait_ready(page)
+    page.wait_for_function("() => window.location.search.includes('eps=1.5')")
+    assert "k=4" in page.url
+    assert_no_errors(page, "after slider")

@@ -17,11 +17,13 @@ message (no traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import pkgutil
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Sequence
@@ -40,6 +42,25 @@ class CLIError(ValueError):
 def _progress(args: argparse.Namespace, message: str) -> None:
     if not getattr(args, "quiet", False):
         print(f"[dpcore {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _heartbeat(args: argparse.Namespace, what: str, every: float = 10.0):
+    """Print "still running" to stderr every ``every`` seconds while the block runs."""
+    done = threading.Event()
+    t0 = time.perf_counter()
+
+    def beat() -> None:
+        while not done.wait(every):
+            _progress(args, f"{what} still running ({time.perf_counter() - t0:.0f} s)")
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 def _parse_value(text: str) -> Any:
@@ -143,7 +164,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     X = runconfig.load_data(cfg["data"])
     _progress(args, f"loaded {X.shape[0]} rows x {X.shape[1]} columns in "
                     f"{time.perf_counter() - t0:.2f} s; running {mech.name}")
-    result = runconfig.run_config(cfg, X, prepared=True)
+    with _heartbeat(args, mech.name):
+        result = runconfig.run_config(cfg, X, prepared=True)
     _progress(args, f"{mech.name} finished in {result.seconds:.2f} s")
     if args.out:
         _write_result(result, args.out)

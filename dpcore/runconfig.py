@@ -79,12 +79,17 @@ class Mechanism:
         ``run(X, rng, **params) -> (released: dict, guarantee)``.
     description : str
         One line for listings (CLI ``dpcore list``, dashboard).
+    fill_radius : bool
+        Pass the declared ``data.radius`` as the ``radius`` keyword.
     """
 
     name: str
     target: Callable[..., Any]
     run: RunFn
     description: str = ""
+    #: Whether the mechanism's ``radius`` keyword is the bound on ‖x‖ (then ``data.radius`` fills
+    #: it). FriendlyCore's averaging calls the pairwise-distance threshold ``radius``: not filled.
+    fill_radius: bool = True
 
     def parameters(self) -> dict[str, inspect.Parameter]:
         """Keyword parameters the mechanism accepts (data and ``rng`` excluded)."""
@@ -197,8 +202,55 @@ def function_runner(fields: Mapping[str, str]) -> Callable[[Callable], RunFn]:
     return make
 
 
-# name, module, attribute, adapter, description
-_BUILTIN: list[tuple[str, str, str, Callable[[Any], RunFn], str]] = [
+def sensitivity_release(
+    X: np.ndarray,
+    *,
+    statistic: str,
+    epsilon: float,
+    statistic_params: dict | None = None,
+    oracle: str = "uniform",
+    bounds: list[float] | None = None,
+    gamma: float | None = None,
+    m: int | None = None,
+    delta: float = 0.0,
+    mechanism: str = "laplace",
+    rng: np.random.Generator | None = None,
+):
+    """Sample-Then-Respond (paper 004) on a statistic of the :mod:`dpcore.statistics` menu.
+
+    The sensitivity sampler needs a *public* distribution P (the oracle): ``"uniform"`` draws
+    records uniformly from the box ``bounds`` = [lo, hi] in every coordinate (default: the
+    statistic's own ``bounds`` parameter, else [0, 1]); any other value is a file or sample data
+    set holding a public table with as many numeric columns as the data.
+    """
+    from dpcore import sensitivity, statistics
+
+    stat = statistics.get_statistic(statistic, **(statistic_params or {}))
+    d = X.shape[1]
+    if oracle == "uniform":
+        lo, hi = bounds if bounds is not None else stat.params.get("bounds", (0.0, 1.0))
+        if not float(lo) < float(hi):
+            raise ValueError(f"bounds must be [lo, hi] with lo < hi, got {[lo, hi]!r}")
+
+        def draw(size: int, gen: np.random.Generator) -> np.ndarray:
+            return gen.uniform(float(lo), float(hi), size=(size, d))
+
+        table = draw
+    else:
+        from dpcore.data import to_matrix
+
+        df, default_columns = read_table(oracle)
+        table = to_matrix(df, default_columns)
+        if table.shape[1] != d:
+            raise ValueError(f"the oracle table {oracle!r} has {table.shape[1]} numeric columns, "
+                             f"the data {d}")
+    return sensitivity.sample_then_respond(
+        stat, X, table, epsilon=epsilon, gamma=gamma, m=m, delta=delta, mechanism=mechanism,
+        rng=rng)
+
+
+# name, module, attribute, adapter, description[, fill_radius]
+_BUILTIN: list[tuple] = [
     (
         "dplloyd",
         "dpcore.lloyd",
@@ -217,8 +269,9 @@ _BUILTIN: list[tuple[str, str, str, Callable[[Any], RunFn], str]] = [
         "friendly_mean",
         "dpcore.friendlycore",
         "friendly_mean",
-        function_runner({"mean": "mean"}),
-        "FriendlyCore DP averaging (paper 002)",
+        function_runner({"mean": "estimate"}),
+        "FriendlyCore DP averaging (paper 002); params.radius is the pairwise-distance bound",
+        False,
     ),
     (
         "maxcover_kmeans",
@@ -231,13 +284,13 @@ _BUILTIN: list[tuple[str, str, str, Callable[[Any], RunFn], str]] = [
         "noisy_average",
         "dpcore.maxcover",
         "noisy_average",
-        function_runner({"mean": "mean"}),
+        function_runner({"mean": "center"}),
         "private averaging of points in a ball (paper 003)",
     ),
     (
         "sensitivity",
-        "dpcore.sensitivity",
-        "sample_then_respond",
+        "dpcore.runconfig",
+        "sensitivity_release",
         function_runner({"value": "value"}),
         "random DP release of a statistic via the sensitivity sampler (paper 004)",
     ),
@@ -245,13 +298,17 @@ _BUILTIN: list[tuple[str, str, str, Callable[[Any], RunFn], str]] = [
 
 
 def _register_builtins() -> None:
-    for name, module, attr, adapter, description in _BUILTIN:
+    for name, module, attr, adapter, description, *fill in _BUILTIN:
         try:
-            target = getattr(importlib.import_module(module), attr)
+            target = (globals()[attr] if module == __name__
+                      else getattr(importlib.import_module(module), attr))
+            if name == "sensitivity":  # the adapter above needs both modules
+                importlib.import_module("dpcore.sensitivity")
+                importlib.import_module("dpcore.statistics")
         except Exception as exc:  # any import problem makes it unavailable, with the reason
             UNAVAILABLE[name] = f"{module}.{attr} cannot be imported ({type(exc).__name__}: {exc})"
             continue
-        MECHANISMS[name] = Mechanism(name, target, adapter(target), description)
+        MECHANISMS[name] = Mechanism(name, target, adapter(target), description, *fill)
 
 
 _register_builtins()
@@ -613,7 +670,7 @@ class RunResult:
 def _resolve_params(mech: Mechanism, params: dict, data: Mapping[str, Any]) -> dict:
     """Fill ``radius`` from the declared data radius when the mechanism takes one."""
     params = dict(params)
-    radius = data.get("radius")
+    radius = data.get("radius") if mech.fill_radius else None
     accepted = mech.parameters()
     if radius is not None and ("radius" in accepted or mech.accepts_any_keyword()):
         given = params.get("radius")

@@ -165,3 +165,15 @@ def test_list_shows_available_and_unavailable(monkeypatch, capsys):
     assert code == 0
     assert "cli_standin" in out and "params: epsilon, radius" in out
     assert "ghost" in out and "unavailable: dpcore.ghost cannot be imported" in out
+
+
+def test_long_runs_report_progress(capsys):
+    import argparse
+    import time
+
+    with cli._heartbeat(argparse.Namespace(quiet=False), "slowpoke", every=0.05):
+        time.sleep(0.3)
+    assert "slowpoke still running" in capsys.readouterr().err
+    with cli._heartbeat(argparse.Namespace(quiet=True), "slowpoke", every=0.05):
+        time.sleep(0.12)
+    assert capsys.readouterr().err == ""

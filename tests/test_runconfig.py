@@ -182,3 +182,54 @@ def test_run_config_reads_dataframe_columns_and_files(standins, tmp_path):
     cfg["data"]["source"] = str(tmp_path / "missing.csv")
     with pytest.raises(ValueError, match="neither an existing file"):
         rc.run_config(cfg)
+
+
+def _builtin(name: str) -> rc.Mechanism:
+    if name not in rc.MECHANISMS:
+        pytest.skip(f"{name}: {rc.UNAVAILABLE.get(name)}")
+    return rc.MECHANISMS[name]
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "released", "guarantee"),
+    [
+        ("dplloyd", {"n_clusters": 3, "epsilon": 2.0, "n_iter": 3}, {"centers": (3, 2)},
+         "PureDP"),
+        ("noisy_average", {"epsilon": 0.3, "delta": 1e-6}, {"mean": (2,)}, "ApproxDP"),
+        ("sensitivity", {"statistic": "mean", "epsilon": 1.0, "gamma": 0.1,
+                         "bounds": [-3.0, 3.0]}, {"value": (2,)}, "RandomDP"),
+    ],
+)
+def test_builtin_mechanisms_run_from_a_config(name, params, released, guarantee):
+    _builtin(name)
+    X = np.random.default_rng(5).uniform(-1, 1, size=(3000, 2))
+    cfg = rc.make_config(name, params, {"source": "inline", "radius": 3.0}, seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = rc.run_config(cfg, X)
+        again = rc.run_config(json.loads(json.dumps(cfg)), X)
+    assert {k: np.shape(v) for k, v in res.released.items()} == released
+    assert type(res.guarantee).__name__ == guarantee
+    for key in released:
+        np.testing.assert_array_equal(res.released[key], again.released[key])
+    json.loads(res.to_json())  # serialisable
+
+
+def test_sensitivity_oracle_table_must_match_the_data(tmp_path):
+    _builtin("sensitivity")
+    table = tmp_path / "public.csv"
+    pd.DataFrame({"a": [0.1, 0.5, 0.9]}).to_csv(table, index=False)
+    X = np.random.default_rng(0).uniform(size=(500, 2))
+    cfg = rc.make_config("sensitivity", {"statistic": "mean", "epsilon": 1.0, "gamma": 0.1,
+                                         "oracle": str(table)}, "inline", seed=0)
+    with pytest.raises(ValueError, match="has 1 numeric columns, the data 2"):
+        rc.run_config(cfg, X)
+    res = rc.run_config(cfg, X[:, :1])
+    assert res.released["value"].shape == (1,)
+
+
+def test_friendly_mean_radius_is_not_the_data_radius():
+    mech = _builtin("friendly_mean")
+    assert not mech.fill_radius
+    assert rc._resolve_params(mech, {"epsilon": 1.0, "delta": 1e-6}, {"radius": 3.0}) == {
+        "epsilon": 1.0, "delta": 1e-6}

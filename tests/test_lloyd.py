@@ -294,3 +294,16 @@ def test_one_iteration_passes_the_audit_at_its_claimed_epsilon_and_a_weaker_nois
     weak = audit_epsilon(_one_iteration_sampler(beta_sum / 3, beta_count, 50.0), d0, d1,
                          n_samples=100_000, rng=11)
     assert not weak.consistent_with(claimed), str(weak)
+
+
+def test_threaded_chunks_give_the_same_run(monkeypatch):
+    import dpcore.lloyd as lloyd_mod
+
+    X, init = blobs(3000, d=3, k=3, seed=9)
+    w = np.random.default_rng(0).uniform(1, 2, 3000)
+    kw = dict(n_iter=5, beta_sum=0.5, beta_count=0.5, radius=20.0, weights=w)
+    one = dp_lloyd(X, init, rng=3, **kw)
+    monkeypatch.setattr(lloyd_mod, "_MIN_ROWS_PER_THREAD", 100)
+    monkeypatch.setattr(lloyd_mod, "_N_THREADS", 2)
+    two = dp_lloyd(X, init, rng=3, **kw)
+    np.testing.assert_allclose(two[-1], one[-1], rtol=1e-10, atol=1e-10)

@@ -426,14 +426,35 @@ def _neighbours(records: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _loop_gaps(f: Callable, records: np.ndarray, n: int, order) -> tuple[np.ndarray, list[str]]:
-    """Algorithm 1 line 3 for each stacked draw, one pair at a time; failures become NaN."""
-    gaps = np.full(records.shape[0], np.nan)
+    """Algorithm 1 line 3 for each stacked draw, one pair at a time; failures become NaN.
+
+    ``f`` is called pair by pair; the norms are then taken in one vectorised step when all
+    outputs share a shape (the common case), else pair by pair.
+    """
+    b = records.shape[0]
     errors: list[str] = []
     d, d_prime = _neighbours(records, n)
-    for i in range(records.shape[0]):
+    outs: list[Any] = [None] * b
+    for i in range(b):
         try:
-            gaps[i] = _gap(f(d[i]), f(d_prime[i]), order)
+            outs[i] = (f(d[i]), f(d_prime[i]))
         except Exception as exc:  # a black box may fail in any way; report, never release
+            errors.append(f"{type(exc).__name__}: {exc}")
+    ok = [i for i in range(b) if outs[i] is not None]
+    gaps = np.full(b, np.nan)
+    if not callable(order) and ok:
+        try:
+            first = np.stack([np.asarray(outs[i][0], dtype=float).ravel() for i in ok])
+            second = np.stack([np.asarray(outs[i][1], dtype=float).ravel() for i in ok])
+        except ValueError:  # ragged or non-numeric outputs: fall through to the pairwise check
+            pass
+        else:
+            gaps[ok] = _rowwise_gaps(first, second, order)
+            return gaps, errors
+    for i in ok:
+        try:
+            gaps[i] = _gap(outs[i][0], outs[i][1], order)
+        except Exception as exc:
             errors.append(f"{type(exc).__name__}: {exc}")
     return gaps, errors
 

@@ -159,6 +159,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         _check_out(args.save_config, (".json",))
         Path(args.save_config).write_text(json.dumps(cfg, indent=2) + "\n")
     mech = runconfig.get_mechanism(cfg["mechanism"])
+    if args.dask:
+        result = _run_dask(args, cfg)
+        if args.out:
+            _write_result(result, args.out)
+        if args.out != "-":
+            print(result.summary())
+        return 0
     _progress(args, f"loading {cfg['data']['source']}")
     t0 = time.perf_counter()
     X = runconfig.load_data(cfg["data"])
@@ -174,6 +181,57 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out != "-":
         print(result.summary())
     return 0
+
+
+@contextlib.contextmanager
+def _dask_client(address: str | None):
+    """A distributed Client for ``address``; nothing (Dask's default scheduler) for "local"."""
+    if address in (None, "local"):
+        yield None
+        return
+    from distributed import Client
+
+    try:
+        client = Client(address, timeout="10s")
+    except OSError as exc:
+        raise CLIError(f"cannot reach the Dask scheduler at {address!r} ({exc})") from None
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def _run_dask(args: argparse.Namespace, cfg: dict):
+    """``dpcore run dplloyd DATA --dask``: out-of-core DP-Lloyd (:mod:`dpcore.scale`)."""
+    from dpcore import scale
+    from dpcore.runconfig import RunResult
+
+    if cfg["mechanism"] != "dplloyd":
+        raise CLIError(f"--dask runs dplloyd only, not {cfg['mechanism']!r}")
+    params, data = dict(cfg["params"]), cfg["data"]
+    radius = params.pop("radius", None) or data["radius"]
+    if radius is None:
+        raise CLIError("--dask needs the declared --radius")
+    if params.pop("init", "random_ball") != "random_ball" or params.pop("min_count", 1.0) != 1.0:
+        raise CLIError("--dask supports the default init and min_count only")
+    sampler = params.pop("sampler", None)
+    common = {"radius": radius, "columns": data["columns"], "center": data["center"],
+              "rng": cfg["seed"], "progress": lambda msg: _progress(args, msg)}
+    t0 = time.perf_counter()
+    with _dask_client(args.dask) as client:
+        if sampler is None:
+            if params.pop("sample_size", None) is not None:
+                raise CLIError("sample_size needs a sampler (uniform or coreset)")
+            params.pop("lam", None)
+            res = scale.dp_lloyd(data["source"], params.pop("n_clusters"), **params, **common,
+                                 client=client)
+        else:
+            res = scale.kmeans(data["source"], params.pop("n_clusters"), sampler=sampler,
+                               **params, **common, n=args.n_rows,
+                               mean_sq_norm=args.mean_sq_norm, stat_epsilon=args.stat_epsilon,
+                               client=client)
+    return RunResult("dplloyd", {"centers": res.cluster_centers_}, res.privacy_,
+                     time.perf_counter() - t0, cfg)
 
 
 def _check_out(out: str, suffixes: tuple[str, ...]) -> None:
@@ -257,22 +315,16 @@ def cmd_sample(args: argparse.Namespace) -> int:
     from dpcore import scale
 
     _check_out(args.out, (".parquet", ".csv", ".npz"))
-    client = None
-    if args.scheduler:
-        from distributed import Client
-
-        client = Client(args.scheduler)
-    try:
+    if args.radius is None:
+        raise CLIError("dpcore sample needs the declared --radius")
+    with _dask_client(args.scheduler) as client:
         _progress(args, f"importance sampling {args.data} ({args.sampler}, m={args.sample_size})")
         sample = scale.importance_sample(
             args.data, args.sample_size, radius=args.radius, sampler=args.sampler,
-            columns=args.columns, center=args.center, lam=args.lam,
+            columns=args.columns, center=args.center, lam=args.lam, n=args.n_rows,
             mean_sq_norm=args.mean_sq_norm, stat_epsilon=args.stat_epsilon, rng=args.seed,
-            progress=lambda msg: _progress(args, msg),
+            client=client, progress=lambda msg: _progress(args, msg),
         )
-    finally:
-        if client is not None:
-            client.close()
     scale.write_sample(sample, args.out)
     _progress(args, f"wrote {args.out}")
     print(sample.summary())
@@ -287,13 +339,26 @@ def _add_data_flags(p: argparse.ArgumentParser) -> None:
                    help="declared public centre, subtracted before clipping")
 
 
+def _add_scale_flags(p: Any) -> None:
+    p.add_argument("--n-rows", type=int, help="declared public number of rows n")
+    p.add_argument("--mean-sq-norm", type=float,
+                   help="declared public mean squared norm x̃ (coreset sampler)")
+    p.add_argument("--stat-epsilon", type=float,
+                   help="estimate x̃ privately with this ε (taken from the total ε)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dpcore", description="Differentially private clustering and aggregation.")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # -q is accepted after the command too (dpcore run ... -q); SUPPRESS keeps the top-level value
+    quiet = argparse.ArgumentParser(add_help=False)
+    quiet.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                       help="no progress on stderr")
 
-    run = sub.add_parser("run", help="run a mechanism on a table and write its release",
+    run = sub.add_parser("run", parents=[quiet],
+                         help="run a mechanism on a table and write its release",
                          description="Run a mechanism on a CSV/Parquet file, a directory of "
                          "Parquet files or a sample data set.")
     run.add_argument("mechanism", nargs="?", help="see `dpcore list`")
@@ -312,32 +377,35 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--save-config", metavar="FILE.json", help="also write the configuration")
     run.add_argument("--seed", type=int, help="random seed (default: fresh, recorded in --out)")
     run.add_argument("--out", help="results file: .json or .csv (- for JSON on stdout)")
+    big = run.add_argument_group("data larger than memory (dplloyd on Parquet/CSV via Dask)")
+    big.add_argument("--dask", nargs="?", const="local", metavar="SCHEDULER",
+                     help="stream the data with Dask: 'local' (default) or a scheduler address")
+    _add_scale_flags(big)
     run.set_defaults(func=cmd_run)
 
-    lst = sub.add_parser("list", help="list the mechanisms and their parameters")
+    lst = sub.add_parser("list", parents=[quiet], help="list the mechanisms and their parameters")
     lst.set_defaults(func=cmd_list)
 
-    sample = sub.add_parser("sample", help="importance-sample data larger than memory (Dask)")
+    sample = sub.add_parser("sample", parents=[quiet],
+                            help="importance-sample data larger than memory (Dask)")
     sample.add_argument("data", help="Parquet file, directory or glob")
     _add_data_flags(sample)
     sample.add_argument("--sample-size", type=int, required=True, help="expected size m")
     sample.add_argument("--sampler", choices=["coreset", "uniform"], default="coreset")
     sample.add_argument("--lam", type=float, default=0.5, help="coreset mixture weight λ")
-    sample.add_argument("--mean-sq-norm", type=float,
-                        help="declared public mean squared norm (coreset)")
-    sample.add_argument("--stat-epsilon", type=float,
-                        help="estimate the mean squared norm privately with this ε")
+    _add_scale_flags(sample)
     sample.add_argument("--scheduler", help="dask.distributed scheduler address")
     sample.add_argument("--seed", type=int)
     sample.add_argument("--out", required=True, help=".parquet, .csv or .npz")
     sample.set_defaults(func=cmd_sample)
 
-    rep = sub.add_parser("reproduce", help="regenerate a paper's reproduction report")
+    rep = sub.add_parser("reproduce", parents=[quiet],
+                         help="regenerate a paper's reproduction report")
     rep.add_argument("paper", help="module of dpcore.reproduce, or 'all'")
     rep.add_argument("--quick", action="store_true", help="small, fast version")
     rep.set_defaults(func=cmd_reproduce)
 
-    app = sub.add_parser("app", help="start the dashboard")
+    app = sub.add_parser("app", parents=[quiet], help="start the dashboard")
     app.add_argument("--port", type=int, default=8501)
     app.add_argument("--dry-run", action="store_true", help="print the command only")
     app.set_defaults(func=cmd_app)
@@ -358,9 +426,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(args.func(args) or 0)
         except (ValueError, TypeError, OSError, ImportError) as exc:
             # bad input (DataError, BudgetExceededError are ValueErrors): one line, no traceback
-            text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            print(f"dpcore: error: {text}", file=sys.stderr)
-            return EXIT_BAD_INPUT
+            return _fail(exc)
+        except RuntimeError as exc:
+            from dpcore.scale import ScaleError
+
+            if not isinstance(exc, ScaleError):
+                raise  # a bug: keep the traceback
+            return _fail(exc)  # a failed cluster run
+
+
+def _fail(exc: BaseException) -> int:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    print(f"dpcore: error: {text}", file=sys.stderr)
+    return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -48,6 +48,7 @@ Privacy treatment of the public constants (spec §5.2 caveat, §9.12)
 
 from __future__ import annotations
 
+import glob
 import math
 import time
 import warnings
@@ -99,17 +100,24 @@ def _numeric(dtype: Any) -> bool:
 def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> list:
     """The data as a list of Dask delayed objects, one per row partition.
 
-    ``data`` is a Parquet file / directory / glob (str or Path), a Dask DataFrame, a 2-D Dask
-    Array, or an in-memory array (split into blocks of 100 000 rows).
+    ``data`` is a Parquet file / directory / glob or a CSV file / glob (str or Path), a Dask
+    DataFrame, a 2-D Dask Array, or an in-memory array (split into blocks of 100 000 rows).
     """
     import dask.array as da
     import dask.dataframe as dd
 
     if isinstance(data, str | Path):
+        source = str(data)
+        if not (glob.glob(source) if any(c in source for c in "*?[") else Path(source).exists()):
+            raise ValueError(f"cannot read {source!r}: no such file, directory or matching files")
         try:
-            data = dd.read_parquet(str(data), columns=list(columns) if columns else None)
+            if source.endswith((".csv", ".csv.gz")):  # gzip cannot be split: one partition/file
+                data = dd.read_csv(source, blocksize=None if source.endswith(".gz") else "64MB",
+                                   usecols=list(columns) if columns else None)
+            else:
+                data = dd.read_parquet(source, columns=list(columns) if columns else None)
         except Exception as exc:  # pyarrow / fsspec raise many types; all mean "not readable"
-            raise ValueError(f"cannot read Parquet data {str(data)!r} "
+            raise ValueError(f"cannot read {source!r} as Parquet or CSV "
                              f"({type(exc).__name__}: {exc})") from None
     if isinstance(data, np.ndarray):
         data = da.from_array(np.asarray(data, dtype=np.float64), chunks=(100_000, -1))

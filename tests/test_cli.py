@@ -177,3 +177,67 @@ def test_long_runs_report_progress(capsys):
     with cli._heartbeat(argparse.Namespace(quiet=True), "slowpoke", every=0.05):
         time.sleep(0.12)
     assert capsys.readouterr().err == ""
+
+
+@pytest.fixture
+def parquet_dir(tmp_path) -> Path:
+    rng = np.random.default_rng(1)
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i in range(3):
+        pd.DataFrame(rng.normal(size=(1000, 2)), columns=["a", "b"]).to_parquet(
+            folder / f"p{i}.parquet")
+    return folder
+
+
+def test_run_dplloyd_out_of_core_with_dask(parquet_dir, tmp_path, capsys):
+    import dask
+
+    out = tmp_path / "r.json"
+    with dask.config.set(scheduler="synchronous"):
+        code, _, err = run(["run", "dplloyd", parquet_dir, "--radius", 4, "--epsilon", 5,
+                            "-k", 2, "--sampler", "coreset", "--sample-size", 600,
+                            "--n-rows", 3000, "--stat-epsilon", 0.5, "--dask",
+                            "--seed", 3, "--out", out], capsys)
+        assert code == 0, err
+        res = json.loads(out.read_text())
+        assert np.shape(res["released"]["centers"]) == (2, 2)
+        assert res["guarantee"]["type"] == "PureDP" and res["guarantee"]["epsilon"] <= 5.0
+        assert "pass 2/2" in err and "PrivacyLeakWarning" not in err  # n and x̃ were declared
+        code, _, err = run(["run", "dplloyd", parquet_dir, "--radius", 4, "--epsilon", 5,
+                            "-k", 2, "--dask", "-q"], capsys)  # full-data DP-Lloyd
+        assert code == 0 and err == ""
+
+
+def test_sample_command_writes_the_weighted_sample(parquet_dir, tmp_path, capsys):
+    import dask
+
+    out = tmp_path / "s.parquet"
+    with dask.config.set(scheduler="synchronous"):
+        code, stdout, err = run(["sample", parquet_dir, "--radius", 4, "--sample-size", 300,
+                                 "--sampler", "uniform", "--n-rows", 3000, "--seed", 0,
+                                 "--out", out], capsys)
+    assert code == 0, err
+    df = pd.read_parquet(out)
+    assert list(df.columns) == ["x0", "x1", "weight"]
+    np.testing.assert_allclose(df.weight, 10.0)  # q = m/n = 0.1
+    assert abs(len(df) - 300) < 4 * np.sqrt(300 * 0.9)
+    assert "uniform sample:" in stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "noisy_average", "{dir}", "--radius", 1, "--epsilon", 0.1, "--delta", 1e-6,
+          "--dask"], "--dask runs dplloyd only"),
+        (["sample", "{dir}", "--sample-size", 10, "--out", "s.parquet"], "needs the declared"),
+        (["sample", "{dir}", "--radius", 1, "--sample-size", 10, "--out", "s.txt"],
+         "must end in .parquet"),
+        (["sample", "{dir}/nothing*.parquet", "--radius", 1, "--sample-size", 10, "--out",
+          "s.parquet"], "cannot read"),
+    ],
+)
+def test_dask_bad_input(argv, message, parquet_dir, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run([str(a).format(dir=parquet_dir) for a in argv], capsys)
+    assert code == 2 and message in err.strip().splitlines()[-1], err

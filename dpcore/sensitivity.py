@@ -684,18 +684,27 @@ def bernstein_mechanism(
     sensitivity: float,
     epsilon: float,
     lattice_k: int,
+    dims: int = 1,
     h: int = 1,
     rng: RNGLike = None,
 ) -> BernsteinRelease:
     """Bernstein mechanism (Aldà & Rubinstein 2017; paper Corollary 14).
 
-    Adds i.i.d. ``Lap(Δ (k+1)^ℓ / ε)`` to each of the ``(k+1)^ℓ`` lattice values of ``F(D, ·)``:
-    ε-DP when their L∞ sensitivity is at most ``Δ``.
+    Adds i.i.d. ``Lap(Δ (k+1)^ℓ / ε)`` to each of the ``(k+1)^ℓ`` lattice values of ``F(D, ·)``
+    (in the C order of :func:`bernstein_lattice`): ε-DP when their L∞ sensitivity is at most
+    ``Δ``. ``h`` (iterated-Bernstein order) only changes the post-processing.
     """
     from dpcore.noise import laplace
 
+    lattice_k = _check_count(lattice_k, "lattice_k")
+    dims = _check_count(dims, "dims")
+    h = _check_count(h, "h")
     c = np.asarray(lattice_values, dtype=float)
-    dims = max(c.ndim, 1)
+    if c.size != (lattice_k + 1) ** dims:
+        raise ValueError(
+            f"the Bernstein mechanism needs the {(lattice_k + 1) ** dims} values of F(D, ·) on the "
+            f"lattice {{0, 1/k, ..., 1}}^{dims} (k={lattice_k}), got {c.size} values"
+        )
     c = c.reshape((lattice_k + 1,) * dims)
     scale = sensitivity * (lattice_k + 1) ** dims / epsilon
     noisy = c + laplace(scale, size=c.shape, rng=rng)
@@ -711,6 +720,7 @@ def respond(
     mechanism: Mechanism = "laplace",
     rng: RNGLike = None,
     lattice_k: int = 10,
+    dims: int = 1,
     h: int = 1,
     calibration: Literal["analytic", "classic"] = "analytic",
 ) -> tuple[Any, float]:
@@ -720,7 +730,7 @@ def respond(
     ----------
     value : array-like
         Laplace / Gaussian: the statistic. Exponential: the score vector over candidates.
-        Bernstein: the values of ``F(D, ·)`` on :func:`bernstein_lattice`.
+        Bernstein: the values of ``F(D, ·)`` on :func:`bernstein_lattice` (``dims`` axes).
     sensitivity : float
         ``Δ`` in the norm the mechanism needs (L1, L2, L∞, L∞ on the lattice).
     epsilon, delta : float
@@ -774,7 +784,7 @@ def respond(
         return noise.exponential_mechanism(scores, epsilon, sens, rng=gen), 2.0 * sens / epsilon
     if mechanism == "bernstein":
         rel = bernstein_mechanism(
-            value, sensitivity=sens, epsilon=epsilon, lattice_k=lattice_k, h=h, rng=gen
+            value, sensitivity=sens, epsilon=epsilon, lattice_k=lattice_k, dims=dims, h=h, rng=gen
         )
         return rel, sens * (lattice_k + 1) ** rel.dims / epsilon
     raise ValueError(
@@ -865,7 +875,8 @@ def sample_then_respond(
     candidates : sequence, optional
         Exponential: the response set; the released value is ``candidates[index]``.
     lattice_k, dims, h : int
-        Bernstein lattice size ``k``, dimension ``ℓ`` and iterated-Bernstein order.
+        Bernstein lattice size ``k``, dimension ``ℓ`` and iterated-Bernstein order (``h > 1``
+        with ``ℓ > 1`` uses the tensor product of the 1-D iterated operators [INFERRED]).
     calibration : {"analytic", "classic"}
         Gaussian calibration, see :func:`respond`.
     sensitivity : SensitivityResult, optional
@@ -968,6 +979,7 @@ def sample_then_respond(
         mechanism=mechanism,
         rng=gen,
         lattice_k=lattice_k,
+        dims=dims,
         h=h,
         calibration=calibration,
     )

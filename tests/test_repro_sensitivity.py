@@ -86,4 +86,12 @@ def test_main_quick_writes_report_and_figures(tmp_path):
     assert "| 0.1 | 0.00974461 | 285 | 285 | 292 |" in text
     assert "## Claims of spec §7" in text and "Findings and errata" in text
     figures = sorted(p.name for p in (tmp_path / "figures").iterdir())
-    assert figures == [f"sensitivity_fig{i}.html" for i in (2, 3, 4, 5, 6, 7, 9)]
+    assert figures == [f"sensitivity_fig{i}.html" for i in (1, 2, 3, 4, 5, 6, 7, 9)]
+
+
+def test_figure1_ecdf_and_true_cdf():
+    table, cfg, dh = rep.figure1(m=100, gamma=0.3)
+    assert len(table) == 100 and dh == table["G"].iloc[cfg.k - 1]
+    # DKW: the ECDF is within ρ' = sqrt(log(1/ρ)/(2m)) of the true CDF with prob. >= 1 - ρ
+    rho_prime = math.sqrt(math.log(1 / cfg.rho) / (2 * cfg.m))
+    assert (table["ecdf"] - table["true CDF"]).max() <= rho_prime

@@ -16,6 +16,7 @@ from dpcore.sensitivity import (
     BernsteinRelease,
     SamplerError,
     bernstein_lattice,
+    bernstein_mechanism,
     empirical_oracle,
     gamma_min,
     respond,
@@ -465,3 +466,44 @@ def test_bernstein_release_noise_scale():
     assert rel.sensitivity.norm == "linf"
     assert rel.noise_scale == pytest.approx(rel.sensitivity.delta_hat * 11)
     assert rel.value(np.linspace(0, 1, 5)).shape == (5,)
+
+
+def test_bernstein_mechanism_noise_law_and_validation():
+    # (k+1)^ℓ = 121 lattice values in 2-D; 200 releases give 24200 noise draws, enough for KS
+    # to reject a scale off by 10% (p < 1e-6), e.g. (k+1) instead of (k+1)^ℓ would be 11x off.
+    gen = np.random.default_rng(0)
+    values = np.arange(121.0)
+    draws = np.concatenate(
+        [
+            (
+                bernstein_mechanism(
+                    values, sensitivity=0.01, epsilon=2.0, lattice_k=10, dims=2, rng=gen
+                ).coefficients.ravel()
+                - values
+            )
+            for _ in range(200)
+        ]
+    )
+    scale = 0.01 * 121 / 2.0
+    assert stats.kstest(draws, "laplace", args=(0, scale)).pvalue > 1e-3
+    assert stats.kstest(draws, "laplace", args=(0, 1.1 * scale)).pvalue < 1e-6
+    with pytest.raises(ValueError, match=r"needs the 121 values"):
+        bernstein_mechanism(np.zeros(11), sensitivity=1.0, epsilon=1.0, lattice_k=10, dims=2)
+    with pytest.raises(ValueError, match="h must be"):
+        bernstein_mechanism(np.zeros(11), sensitivity=1.0, epsilon=1.0, lattice_k=10, h=0)
+
+
+def test_bernstein_release_in_two_dimensions():
+    def f(d):  # F(D, y) = mean_i exp(-|y - x_i|^2): a 2-D function-valued statistic
+        return lambda y: np.exp(-((y[:, None, :] - d[None]) ** 2).sum(-1)).mean(axis=1)
+
+    def oracle(size, rng):
+        return rng.random((size, 2))
+
+    data = np.random.default_rng(1).random((50, 2))
+    rel = sample_then_respond(
+        f, data, oracle, epsilon=1.0, m=60, mechanism="bernstein", lattice_k=4, dims=2, rng=0
+    )
+    assert rel.value.coefficients.shape == (5, 5)
+    assert rel.noise_scale == pytest.approx(rel.sensitivity.delta_hat * 25)
+    assert rel.value(np.random.default_rng(2).random((7, 2))).shape == (7,)

@@ -300,3 +300,78 @@ def matrix_frame(M: np.ndarray, columns: list[str], prefix: str = "") -> pd.Data
 
 def show(fig, key: str) -> None:
     st.plotly_chart(fig, key=key, width="stretch")
+
+
+def to_table_units(ds: Dataset, M: np.ndarray) -> np.ndarray:
+    """Centred coordinates (what the mechanisms see) back to the table's units (post-processing)."""
+    M = np.atleast_2d(np.asarray(M, dtype=float))
+    return M if ds.center is None else M + np.asarray(ds.center, dtype=float)
+
+
+def projection(ds: Dataset):
+    """Plane to draw in: first two principal components in explore mode (read off the data, so
+    explore only); the first two columns in release mode."""
+    from dpcore.ui_state import Projection, pca_projection
+
+    if is_release_mode() or ds.d <= 2:
+        comps = np.eye(2, ds.d)
+        titles = (ds.columns[0], ds.columns[1] if ds.d > 1 else "(none)")
+        return Projection(np.zeros(ds.d), comps, titles)
+    memo = st.session_state.get("_projection")
+    if memo is not None and memo[0] == ds.fp:
+        return memo[1]
+    proj = pca_projection(to_table_units(ds, ds.X), ds.columns)
+    st.session_state["_projection"] = (ds.fp, proj)
+    return proj
+
+
+def show_warnings(messages: list[str]) -> None:
+    """Warnings a run raised (e.g. PrivacyLeakWarning), shown once each, compactly."""
+    for msg in dict.fromkeys(messages):
+        st.caption(f":orange[⚠ {msg}]")
+
+
+def release_view(page: str, ds: Dataset, label: str = "DP centres") -> None:
+    """Show the last release of ``page`` (release mode): centres, guarantee, downloads."""
+    from dpcore import plots
+
+    rel = st.session_state["releases"].get(page)
+    if rel is None:
+        st.info("Nothing released from this page yet in this session.")
+        return
+    st.success(f"Released under {rel['guarantee']} (ledger entry {rel['entry']}).")
+    proj = projection(ds)
+    fig = plots.centers_figure(None, {label: proj(rel["values"])}, title=f"Released {label}",
+                               axis_titles=proj.axis_titles,
+                               note="release mode: only the DP output is drawn",
+                               ball=(proj(to_table_units(ds, np.zeros(ds.d)))[0], ds.radius)
+                               if ds.radius is not None else None)
+    show(fig, f"{page}_release_fig")
+    c1, c2 = st.columns(2)
+    with c1:
+        download_csv(matrix_frame(rel["values"], ds.columns), f"{page}_release.csv",
+                     f"{page}_release_csv", label="Released values (CSV)")
+    with c2:
+        download_config(rel["config"], f"{page}_release_config")
+
+
+def release_button(page: str, label: str, run) -> None:
+    """Release button: ``run(seed) -> (values in table units, guarantee, config)``.
+
+    The values are computed with a fresh seed, then the guarantee is spent; if the ledger refuses
+    it the values are discarded unseen (computing on the data releases nothing by itself).
+    """
+    if st.button(f"Release {label}", key=f"{page}_release", type="primary",
+                 icon=":material/lock_open:",
+                 help="Runs the mechanism with fresh randomness and records the release in the "
+                      "ledger; refused if it would exceed the total budget."):
+        seed = release_seed()
+        with st.spinner("Running the mechanism…"):
+            values, guarantee, config = run(seed)
+        if values is None:
+            st.error("The mechanism released nothing (see the message above); no budget spent.")
+            return
+        if record_release(f"{page}: {label}", guarantee, config):
+            st.session_state["releases"][page] = {
+                "values": values, "guarantee": str(guarantee), "config": config,
+                "entry": len(ledger())}

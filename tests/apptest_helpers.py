@@ -60,3 +60,20 @@ def trace_array(trace: dict, field: str) -> np.ndarray:
     if isinstance(v, dict) and "bdata" in v:
         return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
     return np.asarray(v)
+
+
+class DownloadCapture(dict):
+    """key -> data of every ``st.download_button`` drawn (AppTest exposes no payload)."""
+
+
+def capture_downloads(monkeypatch) -> DownloadCapture:
+    """Record what each download button would deliver (wraps ``st.download_button``)."""
+    captured = DownloadCapture()
+    original = st.download_button
+
+    def spy(label, data, *args, **kwargs):
+        captured[kwargs.get("key", label)] = data() if callable(data) else data
+        return original(label, data, *args, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", spy)
+    return captured

@@ -1,0 +1,143 @@
+"""Importance sampling + DP-Lloyd (Fay, Mair & Sjölund 2024; paper 000/001).
+
+The paper's Figure 1 view (importance weight as marker size, individual privacy loss as colour),
+the weight histogram, the delivered guarantee, then DP-Lloyd's centres over the data.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpcore import plots
+from dpcore.evaluate import normalized_kmeans_cost
+from dpcore.lloyd import DPLloyd
+from pages._common import (
+    EXPLORE_NOTE,
+    config_for,
+    download_config,
+    download_csv,
+    init_state,
+    is_release_mode,
+    matrix_frame,
+    new_draw_button,
+    projection,
+    release_button,
+    release_view,
+    require_dataset,
+    show,
+    show_warnings,
+    to_table_units,
+    view_seed,
+)
+
+init_state()
+ss = st.session_state
+st.title("Importance sampling + DP-Lloyd")
+st.caption(
+    "Poisson-sample the data with probabilities q, give each kept point the weight 1/q and run "
+    "weighted DP-Lloyd on the sample. Sampling amplifies privacy per point (Theorem 6): points "
+    "with a small q get most of the protection. *uniform*: q = m/n; *coreset*: q mixes uniform "
+    "and distance to the mean; *privacy*: q from Algorithm 1 so that every point's loss meets "
+    "the target ε.")
+ds = require_dataset()
+k, eps = int(ss["k"]), float(ss["eps"])
+
+c1, c2, c3 = st.columns(3)
+sampler = c1.selectbox("Sampler", ["privacy", "coreset", "uniform"], key="sampler",
+                       bind="query-params")
+if sampler == "privacy":
+    free = c2.checkbox("Sampling for free (m set by the noise)", value=True, key="imp_free",
+                       help="Data-independent noise: the full-data noise at ε; the expected "
+                            "sample size m is then whatever Algorithm 1 gives.")
+    m = None if free else c2.number_input("Expected sample size m", 10, ds.n,
+                                          value=min(ds.n, 2000), key="imp_m_priv")
+else:
+    m = c2.number_input("Expected sample size m", 10, ds.n, value=min(ds.n, 2000), key="imp_m")
+T = c3.slider("Iterations T", 1, 30, 10, key="imp_T")
+params = {"n_clusters": k, "epsilon": eps, "radius": ds.radius, "n_iter": int(T),
+          "sampler": sampler, "sample_size": None if m is None else float(m)}
+
+
+@st.cache_data(max_entries=16, show_spinner="Running importance-sampled DP-Lloyd…")
+def fit(fp: str, params_json: str, seed: int, _X: np.ndarray) -> dict:
+    """Cached on the data hash, the parameters and the explicit seed (never on a rerun)."""
+    p = json.loads(params_json)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            est = DPLloyd(**p, rng=seed).fit(_X)
+        except ValueError as exc:
+            return {"error": str(exc), "warnings": [str(w.message) for w in caught]}
+    return {"centers": est.cluster_centers_, "q": est.probabilities_,
+            "weights": est.sample_weights_, "indices": est.sample_indices_,
+            "individual": est.individual_epsilon_, "guarantee": est.privacy_,
+            "expected_m": float(est.calibration_.sample_size),
+            "warnings": [str(w.message) for w in caught]}
+
+
+def run_release(seed: int):
+    out = fit(ds.fp, json.dumps(params), seed, ds.X)
+    if "error" in out:
+        st.error(out["error"])
+        return None, None, None
+    return (to_table_units(ds, out["centers"]), out["guarantee"],
+            config_for("dplloyd", params, ds, seed))
+
+
+if is_release_mode():
+    release_button("importance", f"DP-Lloyd centres (ε = {eps:g})", run_release)
+    release_view("importance", ds)
+    st.stop()
+
+# ---------------------------------------------------------------- explore mode
+seed = view_seed("importance")
+out = fit(ds.fp, json.dumps(params), seed, ds.X)
+if "error" in out:
+    st.error(f"These parameters cannot run: {out['error']}")
+    st.stop()
+st.caption(f":orange[{EXPLORE_NOTE}]")
+show_warnings(out["warnings"])
+q, w, idx, psi = out["q"], out["weights"], out["indices"], out["individual"]
+C = to_table_units(ds, out["centers"])
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("Delivered guarantee", str(out["guarantee"]))
+m2.metric("Sample size (expected)", f"{idx.size:,} ({out['expected_m']:,.0f})")
+m3.metric("Largest individual ε", f"{psi.max():.3g}",
+          help="ψ(x) of Theorem 6: the privacy loss of each point after amplification")
+m4.metric("Normalised cost (cost/n)", f"{normalized_kmeans_cost(ds.X, out['centers']):.4g}")
+
+proj = projection(ds)
+P = proj(to_table_units(ds, ds.X))
+fig1 = plots.points_figure(
+    P, size=1.0 / q, color=psi, color_title="individual ε ψ(x)",
+    title="Importance weight 1/q (marker area) and individual privacy loss (colour): paper "
+          "Figure 1", axis_titles=proj.axis_titles, note=EXPLORE_NOTE, seed=seed, size_max=12)
+show(fig1, "importance_fig1")
+c1, c2 = st.columns(2)
+with c1:
+    show(plots.histogram(w, title=f"Weights 1/q of the {idx.size:,} sampled points",
+                         x_title="importance weight 1/q", log_y=True), "importance_hist")
+with c2:
+    fig2 = plots.centers_figure(P[idx], {"DP-Lloyd centres": proj(C)},
+                                title=f"DP-Lloyd centres over the sample (k = {k}, T = {T})",
+                                axis_titles=proj.axis_titles, note=EXPLORE_NOTE, seed=seed)
+    show(fig2, "importance_centers")
+
+new_draw_button("importance")
+config = config_for("dplloyd", params, ds, seed)
+d1, d2, d3 = st.columns(3)
+with d1:
+    download_csv(matrix_frame(C, ds.columns), "dplloyd_centers.csv", "imp_centers_csv",
+                 label="Centres (CSV)")
+with d2:
+    weights = pd.DataFrame({"row": np.arange(ds.n), "q": q, "weight": 1.0 / q,
+                            "sampled": np.isin(np.arange(ds.n), idx), "individual_epsilon": psi})
+    download_csv(weights, "importance_weights.csv", "imp_weights_csv",
+                 label="Weights and individual ε (CSV, not private)")
+with d3:
+    download_config(config, "imp_config")

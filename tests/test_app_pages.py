@@ -1,0 +1,131 @@
+"""AppTest tests of the algorithm pages: widgets driven, figures asserted from the plotly spec,
+releases recorded (and refused over budget), run configurations that re-run to the same output.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+from apptest_helpers import (
+    capture_downloads,
+    clear_caches,
+    errors,
+    figure_specs,
+    new_app,
+    trace_array,
+)
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::dpcore.privacy.PrivacyLeakWarning", "ignore::UserWarning"
+)
+
+
+@pytest.fixture(autouse=True)
+def _clear_streamlit_caches():
+    clear_caches()
+
+
+def _page(path: str, query: dict | None = None):
+    at = new_app(query)
+    t0 = time.perf_counter()
+    at.switch_page(path).run()
+    return at, time.perf_counter() - t0
+
+
+def test_importance_page_figure1_and_config_reproduces_centres(monkeypatch):
+    downloads = capture_downloads(monkeypatch)
+    at, _ = _page("pages/importance.py", {"sampler": "coreset", "seed": "3"})
+    assert not at.exception and not errors(at)
+    specs = figure_specs(at)
+    fig1 = specs[0]
+    tr = fig1["data"][0]
+    n = 32847
+    size, color = trace_array(tr["marker"], "size"), trace_array(tr["marker"], "color")
+    assert size.shape == (n,) and color.shape == (n,)
+    # coreset sampling: weights 1/q vary, and so does the amplified per-point loss ψ ≤ ε
+    assert size.max() > 2 * size.min()
+    assert color.max() <= 1.0 + 1e-6 and color.min() < 0.9 * color.max()
+    assert specs[1]["data"][0]["type"] == "histogram"
+    centres_trace = specs[2]["data"][-1]
+    assert centres_trace["name"] == "DP-Lloyd centres"
+    C_page = np.c_[trace_array(centres_trace, "x"), trace_array(centres_trace, "y")]
+
+    cfg = at.session_state["releases"].get("importance")  # nothing released in explore mode
+    assert cfg is None
+    from dpcore.datasets import load_sample
+    from dpcore.runconfig import run_config
+
+    # the configuration the page offers re-runs to the very same centres from Python
+    params = {"n_clusters": 5, "epsilon": 1.0, "radius": pytest.approx(201.246, abs=1e-3)}
+    config = json.loads(downloads["imp_config"])
+    assert config["mechanism"] == "dplloyd" and config["seed"] == 3
+    assert config["params"]["sampler"] == "coreset"
+    assert {k: config["params"][k] for k in params} == params
+    result = run_config(config, load_sample("cities"))
+    np.testing.assert_allclose(result.released["centers"], C_page, rtol=1e-5, atol=1e-4)
+    centres_csv = downloads["imp_centers_csv"].splitlines()
+    assert centres_csv[0] == "longitude,latitude" and len(centres_csv) == 6
+
+
+def test_importance_rerun_reuses_noise_and_new_draw_changes_it():
+    at, _ = _page("pages/importance.py")
+    first = figure_specs(at)[2]["data"][-1]
+    at.run()  # a mere rerun: same draw
+    assert figure_specs(at)[2]["data"][-1]["x"] == first["x"]
+    at.button(key="importance_redraw").click().run()
+    assert figure_specs(at)[2]["data"][-1]["x"] != first["x"]
+
+
+def test_release_mode_records_and_refuses_over_budget():
+    at, _ = _page("pages/importance.py", {"mode": "release", "eps": "5.0"})
+    assert not at.exception
+    assert not figure_specs(at)  # nothing shown before a release
+    at.button(key="importance_release").click().run()
+    assert not at.exception and not errors(at)
+    assert len(at.session_state["ledger"]) == 1
+    first = at.session_state["releases"]["importance"]
+    at.button(key="importance_release").click().run()
+    assert len(at.session_state["ledger"]) == 2
+    second = at.session_state["releases"]["importance"]
+    # fresh noise for every release, even with identical parameters
+    assert first["config"]["seed"] != second["config"]["seed"]
+    assert not np.allclose(first["values"], second["values"])
+    # budget 10 is spent; a third ε = 5 release is refused and nothing is recorded
+    at.button(key="importance_release").click().run()
+    assert not at.exception
+    assert any("Release refused" in e.value for e in errors(at))
+    assert len(at.session_state["ledger"]) == 2
+    assert at.session_state["releases"]["importance"]["config"]["seed"] == second["config"]["seed"]
+    spec = figure_specs(at)[0]
+    assert spec["data"][0]["name"] == "declared radius"  # no data points in release mode
+    assert all(t["type"] == "scatter" for t in spec["data"])
+
+
+def test_clustering_page_table_and_overlay():
+    at, _ = _page("pages/clustering.py")
+    assert not at.exception and not errors(at)
+    table = at.dataframe[0].value
+    assert list(table["algorithm"]) == ["DP-Lloyd", "DP-Lloyd + coreset sampling",
+                                        "k-means (non-private)"]
+    # non-private k-means is the reference: ratio 1, and DP costs are at least close to it
+    ratio = table.set_index("algorithm")["× non-private"]
+    assert ratio["k-means (non-private)"] == pytest.approx(1.0)
+    assert (ratio.drop("k-means (non-private)") > 0.9).all()
+    spec = figure_specs(at)[0]
+    names = [t["name"] for t in spec["data"]]
+    assert names == ["data", "DP-Lloyd", "DP-Lloyd + coreset sampling", "k-means (non-private)"]
+    assert all(trace_array(t, "x").shape == (5,) for t in spec["data"][1:])
+    at.multiselect(key="clu_algs").set_value(["DP-Lloyd"]).run()
+    assert list(at.dataframe[0].value["algorithm"]) == ["DP-Lloyd"]
+
+
+def test_clustering_release_mode_hides_nonprivate_and_records_each():
+    at, _ = _page("pages/clustering.py", {"mode": "release"})
+    assert "k-means (non-private)" not in at.multiselect(key="clu_algs").options
+    at.button(key="clu_release").click().run()
+    assert not at.exception and not errors(at)
+    assert len(at.session_state["ledger"]) == 2
+    assert "normalised cost" not in at.dataframe[0].value.columns

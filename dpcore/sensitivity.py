@@ -554,8 +554,7 @@ def sample_sensitivity(
         probe = _draw_records(draw, 1, gen)
         per_pair = (n + 1) * max(1, int(np.prod(probe.shape[1:])))
         chunk = max(1, min(m, _CHUNK_ELEMENTS // (2 * per_pair)))
-        if path == "loop" and n_jobs not in (None, 1):
-            chunk = max(1, min(chunk, -(-m // 16)))  # enough tasks to share between workers
+        # Draws depend on the memory chunk only, never on n_jobs, so results are reproducible.
         chunks = [_draw_records(draw, min(chunk, m - s) * (n + 1), gen) for s in range(0, m, chunk)]
         chunks = [c.reshape(-1, n + 1, *c.shape[1:]) for c in chunks]
         gaps_list: list[np.ndarray] = []
@@ -570,8 +569,10 @@ def sample_sensitivity(
             else:
                 from joblib import Parallel, delayed
 
+                # split the drawn pairs into a few tasks per worker
+                tasks = [t for c in chunks for t in np.array_split(c, -(-c.shape[0] // 16))]
                 results = Parallel(n_jobs=n_jobs)(
-                    delayed(_loop_gaps)(f, c, n, order) for c in chunks
+                    delayed(_loop_gaps)(f, t, n, order) for t in tasks
                 )
             gaps_list = [g for g, _ in results]
             errors = [e for _, es in results for e in es]
@@ -960,7 +961,12 @@ def sample_then_respond(
         config = est.config
     if config.gamma >= 1.0:
         raise ValueError(f"{config} gives no random-DP confidence (gamma >= 1); raise k or m")
-    value = target(data)
+    try:
+        value = target(data)
+    except Exception as exc:
+        raise ValueError(
+            f"the statistic failed on the data set ({type(exc).__name__}: {exc}); nothing released"
+        ) from exc
     if not np.all(np.isfinite(np.asarray(value, dtype=float))):
         raise ValueError("the statistic returned non-finite values on the data; nothing released")
     if est.delta_hat == 0.0:

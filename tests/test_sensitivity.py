@@ -136,8 +136,12 @@ def test_empirical_oracle_from_table():
 
 
 def test_parallel_evaluation_is_reproducible():
-    a = sample_sensitivity(mean, exp_oracle, 15, m=64, k=60, rng=9)
-    b = sample_sensitivity(mean, exp_oracle, 15, m=64, k=60, rng=9, n_jobs=2)
+    # an oracle making two draws per call: a different chunking would change the stream
+    def two_draws(size, rng):
+        return rng.exponential(size=size) * rng.integers(1, 3, size=size)
+
+    a = sample_sensitivity(mean, two_draws, 15, m=64, k=60, rng=9)
+    b = sample_sensitivity(mean, two_draws, 15, m=64, k=60, rng=9, n_jobs=2)
     np.testing.assert_array_equal(a.sensitivities, b.sensitivities)
 
 
@@ -269,6 +273,16 @@ def test_bad_release_input(kwargs, message):
     args = {"epsilon": 1.0, "gamma": 0.2} | kwargs
     with pytest.raises(ValueError, match=message):
         sample_then_respond(mean, np.ones(10), exp_oracle, rng=0, **args)
+
+
+def test_statistic_failing_on_the_private_data_is_explained():
+    def picky(d):
+        if np.all(d == 1.0):
+            raise ZeroDivisionError("degenerate")
+        return float(d.mean())
+
+    with pytest.raises(ValueError, match=r"failed on the data set \(ZeroDivisionError"):
+        sample_then_respond(picky, np.ones(10), exp_oracle, epsilon=1.0, gamma=0.2, rng=0)
 
 
 def test_release_needs_two_records():

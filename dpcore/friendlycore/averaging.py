@@ -39,6 +39,7 @@ __all__ = [
     "footnote_rho1",
     "friendly_avg",
     "friendly_mean",
+    "noisy_size_lower",
     "rho_for_epsilon",
 ]
 
@@ -48,6 +49,14 @@ def footnote_rho1(rho: float, delta: float, n_public: float) -> float:
     if not n_public > 0:
         return 0.1 * rho
     return min(0.5 * rho, (math.sqrt(math.log(1.0 / delta)) * rho / n_public) ** (2.0 / 3.0))
+
+
+def noisy_size_lower(n: int, rho1: float, delta: float, *, rng: RNGLike = None) -> float:
+    """``n̂ = n − √(ln(1/δ)/ρ₁') − 1 + N(0, 1/(2ρ₁'))``, ``ρ₁' = (1 − δ)ρ₁`` (FriendlyAvg and
+    FriendlyOrdTupAvg step 2): ≤ n w.p. ≥ 1 − δ, and ρ₁-zCDP even conditioned on that event."""
+    rho1_eff = (1.0 - delta) * rho1
+    noise = float(gaussian(gaussian_sigma_zcdp(1.0, rho1_eff), rng=rng))
+    return n - math.sqrt(math.log(1.0 / delta) / rho1_eff) - 1.0 + noise
 
 
 @dataclass(frozen=True)
@@ -84,14 +93,8 @@ def friendly_avg(
     if not 0 < rho1 < rho:
         raise ValueError(f"rho1 must be in (0, rho = {rho:g}), got {rho1!r}")
     rho2 = rho - rho1
-    rho1_eff = (1.0 - delta) * rho1
     n = X.shape[0]
-    n_hat = (
-        n
-        - math.sqrt(math.log(1.0 / delta) / rho1_eff)
-        - 1.0
-        + float(gaussian(gaussian_sigma_zcdp(1.0, rho1_eff), rng=gen))
-    )
+    n_hat = noisy_size_lower(n, rho1, delta, rng=gen)
     guarantee = ZCDP(rho, delta)
     if n == 0 or n_hat <= 0:
         return FriendlyAvgResult(None, n_hat, None, guarantee)

@@ -1,0 +1,126 @@
+"""Non-private clustering oracles for FC_Clustering, batched over the t parts.
+
+FC_Clustering runs a non-private k-means on each of t disjoint parts (Sec. 5.2). Calling
+scikit-learn t = 200 times costs more in per-call overhead than in arithmetic for the small parts
+involved, so the default oracle runs k-means++ (greedy seeding with ``2 + ⌊ln k⌋`` local trials, as
+scikit-learn does) and Lloyd iterations on all parts at once as (t, m, d) arrays, keeping the best
+of ``n_init`` starts per part (scikit-learn's default until 1.4, the version the paper used, was
+``n_init = 10``; a single start is much less stable across parts, which is what FriendlyCore needs).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["batched_kmeans", "pca_oracle_batched", "sklearn_oracle"]
+
+
+def _sq_dist(P: np.ndarray, C: np.ndarray, p_sq: np.ndarray | None = None) -> np.ndarray:
+    """Batched squared distances: P (t, m, d), C (t, k, d) -> (t, m, k), clipped at 0."""
+    D = np.matmul(P, C.transpose(0, 2, 1))
+    D *= -2.0
+    D += (np.einsum("tmd,tmd->tm", P, P) if p_sq is None else p_sq)[:, :, None]
+    D += np.einsum("tkd,tkd->tk", C, C)[:, None, :]
+    return np.maximum(D, 0.0, out=D)
+
+
+def _seed(P: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Greedy k-means++ seeding on every part (Arthur & Vassilvitskii 2007; sklearn's variant)."""
+    t, m, d = P.shape
+    rows = np.arange(t)
+    trials = 2 + int(math.log(k))
+    C = np.empty((t, k, d))
+    C[:, 0] = P[rows, rng.integers(m, size=t)]
+    closest = _sq_dist(P, C[:, :1])[:, :, 0]
+    for j in range(1, k):
+        cum = np.cumsum(closest, axis=1)
+        total = cum[:, -1:]
+        u = rng.random((t, trials)) * total
+        cand = np.minimum((cum[:, None, :] < u[:, :, None]).sum(-1), m - 1)  # (t, trials)
+        cand_pts = P[rows[:, None], cand]  # (t, trials, d)
+        dist_c = _sq_dist(P, cand_pts)  # (t, m, trials)
+        new_closest = np.minimum(closest[:, :, None], dist_c)
+        best = np.argmin(new_closest.sum(axis=1), axis=1)
+        C[:, j] = cand_pts[rows, best]
+        closest = new_closest[rows, :, best]
+    return C
+
+
+def _means(P: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-part cluster sums' means and counts via a one-hot BLAS product (np.add.at is slow)."""
+    onehot = (labels[:, :, None] == np.arange(k)).astype(float)  # (t, m, k)
+    counts = onehot.sum(axis=1)  # (t, k)
+    sums = np.matmul(onehot.transpose(0, 2, 1), P)
+    return sums / np.maximum(counts, 1.0)[:, :, None], counts
+
+
+def _lloyd(
+    P: np.ndarray, C: np.ndarray, max_iter: int, tol: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    k = C.shape[1]
+    p_sq = np.einsum("tmd,tmd->tm", P, P)
+    for _ in range(max_iter):
+        means, counts = _means(P, np.argmin(_sq_dist(P, C, p_sq), axis=2), k)
+        new = np.where(counts[:, :, None] > 0, means, C)  # an empty cluster keeps its centre
+        shift = np.einsum("tkd,tkd->t", new - C, new - C)
+        C = new
+        if np.all(shift <= tol):
+            break
+    inertia = _sq_dist(P, C, p_sq).min(axis=2).sum(axis=1)
+    return C, inertia
+
+
+def batched_kmeans(
+    P: np.ndarray,
+    k: int,
+    rng: np.random.Generator,
+    *,
+    n_init: int = 10,
+    max_iter: int = 100,
+    tol: float = 1e-4,
+) -> np.ndarray:
+    """k-means++ with Lloyd iterations on every part of ``P`` (t, m, d); best of ``n_init``.
+
+    ``tol`` is relative to the mean per-coordinate variance of each part, as in scikit-learn.
+    Returns (t, k, d) centres.
+    """
+    P = np.asarray(P, dtype=float)
+    t = P.shape[0]
+    tol_t = tol * P.var(axis=1).mean(axis=1)  # (t,)
+    best_c, best_in = None, np.full(t, np.inf)
+    for _ in range(n_init):
+        C, inertia = _lloyd(P, _seed(P, k, rng), max_iter, tol_t)
+        better = inertia < best_in
+        best_c = C if best_c is None else np.where(better[:, None, None], C, best_c)
+        best_in = np.minimum(best_in, inertia)
+    return best_c
+
+
+def pca_oracle_batched(P: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """PCA oracle of Fig. 7 left (footnote 5), on every part: project onto the top-k principal
+    components, k-means++ there, map the labels back, one Lloyd step in the full space."""
+    P = np.asarray(P, dtype=float)
+    t, m, d = P.shape
+    mu = P.mean(axis=1, keepdims=True)
+    low = np.empty((t, m, min(k, d)))
+    for i in range(t):
+        _, _, vt = np.linalg.svd(P[i] - mu[i], full_matrices=False)
+        low[i] = (P[i] - mu[i]) @ vt[: low.shape[2]].T
+    C_low = batched_kmeans(low, k, rng)
+    labels = np.argmin(_sq_dist(low, C_low), axis=2)
+    C = np.zeros((t, k, d))
+    for _step in range(2):  # centres of the low-dim clustering, then one Lloyd step
+        means, counts = _means(P, labels, k)
+        C = np.where(counts[:, :, None] > 0, means, C)
+        labels = np.argmin(_sq_dist(P, C), axis=2)
+    return C
+
+
+def sklearn_oracle(X: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """scikit-learn ``KMeans`` (k-means++, ``n_init=10``) on one part: the paper's oracle."""
+    from sklearn.cluster import KMeans
+
+    seed = int(rng.integers(2**31 - 1))
+    return KMeans(n_clusters=k, n_init=10, random_state=seed).fit(X).cluster_centers_

@@ -46,6 +46,7 @@ Example
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -54,7 +55,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from scipy import sparse
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from dpcore.geometry import clip_to_ball, nearest_center, row_norms
 from dpcore.importance import (
@@ -91,7 +92,7 @@ __all__ = [
 _BLOCK_ROWS = 4096
 # Worker threads of the Lloyd loop (numpy and BLAS release the GIL) and the least rows per thread.
 _N_THREADS = min(2, os.cpu_count() or 1)
-_MIN_ROWS_PER_THREAD = 50_000
+_MIN_ROWS_PER_THREAD = 8192
 
 
 def _cluster_sums(
@@ -248,16 +249,30 @@ def dp_lloyd(
     def stats(c: np.ndarray, sl: slice) -> tuple[np.ndarray, np.ndarray]:
         return lloyd_statistics(X[sl], c, None if w is None else w[sl], x_sq=x_sq[sl])
 
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(n_chunks) as pool:
-        for _ in range(int(n_iter)):
-            parts = list(pool.map(lambda sl, c=centers: stats(c, sl), chunks))
-            sums = np.sum([p[0] for p in parts], axis=0)
-            counts = np.sum([p[1] for p in parts], axis=0)
-            centers = noisy_lloyd_update(sums, counts, centers, beta_sum=beta_sum,
-                                         beta_count=beta_count, radius=radius, rng=gen,
-                                         min_count=min_count)
-            history.append(centers)
+    pool = ThreadPoolExecutor(n_chunks) if n_chunks > 1 else None
+    try:
+        with _blas_controller().limit(limits=1, user_api="blas"):
+            for _ in range(int(n_iter)):
+                if pool is None:
+                    sums, counts = stats(centers, chunks[0])
+                else:
+                    parts = list(pool.map(lambda sl, c=centers: stats(c, sl), chunks))
+                    sums = np.sum([p[0] for p in parts], axis=0)
+                    counts = np.sum([p[1] for p in parts], axis=0)
+                centers = noisy_lloyd_update(sums, counts, centers, beta_sum=beta_sum,
+                                             beta_count=beta_count, radius=radius, rng=gen,
+                                             min_count=min_count)
+                history.append(centers)
+    finally:
+        if pool is not None:
+            pool.shutdown()
     return history
+
+
+@functools.cache
+def _blas_controller() -> ThreadpoolController:
+    """One threadpoolctl controller (building it scans the loaded libraries: ≈ 10 ms)."""
+    return ThreadpoolController()
 
 
 def random_ball_centers(

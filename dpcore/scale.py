@@ -13,15 +13,16 @@ sample (m ≪ n rows) gathered in memory, and clustered there with the in-memory
 What is here
 ------------
 :func:`importance_sample`
-    Two passes over the partitions of a Dask DataFrame / Array (or a Parquet path): (1) row counts
-    and, for the coreset sampler, the sum of squared clipped norms; (2) per-point probabilities
-    and Bernoulli draws, each partition with its own reproducible stream
+    Two passes over the partitions of a Dask DataFrame / Array (or Parquet / CSV paths): (1) row
+    counts and, for the coreset sampler, the sum of squared clipped norms; (2) per-point
+    probabilities and Bernoulli draws, each partition with its own reproducible stream
     ``np.random.SeedSequence(seed).spawn(npartitions)[i]``. Only the sampled rows travel to the
     driver. The row counts of pass 2 are checked against pass 1 partition by partition, so a
     partition that was lost, re-read differently or skipped is an error, never a silently
-    partial sample. A worker that dies is replaced by Dask, which recomputes its partitions; the
-    per-partition streams make the recomputed draws identical, so the sample is exactly the one
-    an undisturbed run returns.
+    partial sample. When n (and, for the coreset sampler, x̃) are declared, pass 1 is skipped
+    and the rows seen are checked against the declared n instead. A worker that dies is
+    replaced by Dask, which recomputes its partitions; the per-partition streams make the
+    recomputed draws identical, so the sample is exactly the one an undisturbed run returns.
 :func:`dp_lloyd`
     Weighted DP-Lloyd (Algorithm 2) over partitions: per iteration, noise-free partial sums and
     counts per partition (:func:`dpcore.lloyd.lloyd_statistics`), added on the driver, noise
@@ -59,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.geometry import clip_to_ball
+from dpcore.geometry import clip_to_ball, row_norms
 from dpcore.importance import (
     calibrate_lloyd,
     coreset_max_sample_size,
@@ -100,19 +101,25 @@ def _numeric(dtype: Any) -> bool:
 def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> list:
     """The data as a list of Dask delayed objects, one per row partition.
 
-    ``data`` is a Parquet file / directory / glob or a CSV file / glob (str or Path), a Dask
-    DataFrame, a 2-D Dask Array, or an in-memory array (split into blocks of 100 000 rows).
+    ``data`` is a Parquet file / directory / glob or a CSV file / glob (str or Path, or a list
+    of them), a Dask DataFrame, a 2-D Dask Array, or an in-memory array (split into blocks of
+    100 000 rows).
     """
     import dask.array as da
     import dask.dataframe as dd
 
-    if isinstance(data, str | Path):
-        source = str(data)
-        if not (glob.glob(source) if any(c in source for c in "*?[") else Path(source).exists()):
-            raise ValueError(f"cannot read {source!r}: no such file, directory or matching files")
+    paths = [data] if isinstance(data, str | Path) else data
+    if isinstance(paths, list | tuple) and paths and all(isinstance(p, str | Path) for p in paths):
+        source = [str(p) for p in paths]
+        for path in source:
+            if not (glob.glob(path) if any(c in path for c in "*?[") else Path(path).exists()):
+                raise ValueError(f"cannot read {path!r}: no such file, directory or matching "
+                                 "files")
+        source = source[0] if len(source) == 1 else source
+        first = source if isinstance(source, str) else source[0]
         try:
-            if source.endswith((".csv", ".csv.gz")):  # gzip cannot be split: one partition/file
-                data = dd.read_csv(source, blocksize=None if source.endswith(".gz") else "64MB",
+            if first.endswith((".csv", ".csv.gz")):  # gzip cannot be split: one partition/file
+                data = dd.read_csv(source, blocksize=None if first.endswith(".gz") else "64MB",
                                    usecols=list(columns) if columns else None)
             else:
                 data = dd.read_parquet(source, columns=list(columns) if columns else None)
@@ -148,24 +155,36 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> lis
                     f"got {type(data).__name__}")
 
 
-def _matrix(part: Any, index: int, radius: float, center: np.ndarray | None) -> np.ndarray:
-    """One partition as float64 rows, centred on the declared centre and clipped to the radius."""
+def _centred(part: Any, index: int, center: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """One partition as float64 rows centred on the declared centre, and its squared norms.
+
+    Non-finite values are refused; the check runs on the squared norms (NaN and ±inf propagate
+    into them), so no (n, d) temporary is needed on the fast path.
+    """
     M = part.to_numpy(dtype=np.float64) if hasattr(part, "to_numpy") else np.asarray(
         part, dtype=np.float64)
     if M.ndim != 2:
         raise ValueError(f"partition {index} is not 2-D (shape {M.shape})")
-    bad = ~np.isfinite(M)
-    if bad.any():
-        raise ValueError(f"partition {index} has {int(bad.sum())} missing, NaN or infinite "
-                         "value(s); drop or fill them first")
     if center is not None:
         M = M - center
-    return clip_to_ball(M, radius)
+    sq = row_norms(M, squared=True)
+    if not np.isfinite(sq).all():
+        bad = int((~np.isfinite(M)).sum())
+        raise ValueError(f"partition {index} has {bad} missing, NaN or infinite value(s)"
+                         + ("" if bad else " or values whose squared norm overflows")
+                         + "; drop or fill them first")
+    return M, sq
+
+
+def _matrix(part: Any, index: int, radius: float, center: np.ndarray | None) -> np.ndarray:
+    """One partition centred on the declared centre and clipped to the radius."""
+    return clip_to_ball(_centred(part, index, center)[0], radius)
 
 
 def _stats_part(part: Any, index: int, radius: float, center: np.ndarray | None):
-    M = _matrix(part, index, radius, center)
-    return M.shape[0], M.shape[1], float(np.einsum("ij,ij->", M, M))
+    """Pass 1: rows, columns and Σ ‖clip(x)‖² = Σ min(‖x‖², r²) of one partition."""
+    M, sq = _centred(part, index, center)
+    return M.shape[0], M.shape[1], float(np.minimum(sq, radius * radius).sum())
 
 
 def _coreset_q(sq_norms: np.ndarray, *, sample_size: float, n: int, mean_sq_norm: float,
@@ -181,14 +200,15 @@ def _coreset_q(sq_norms: np.ndarray, *, sample_size: float, n: int, mean_sq_norm
 def _sample_part(part: Any, index: int, seed: np.random.SeedSequence, radius: float,
                  center: np.ndarray | None, sampler: str, sample_size: float, n: int,
                  mean_sq_norm: float | None, lam: float) -> dict:
-    M = _matrix(part, index, radius, center)
+    M, sq = _centred(part, index, center)
     if sampler == "uniform":
         q = np.full(M.shape[0], sample_size / n)
-    else:
-        q = _coreset_q(np.einsum("ij,ij->i", M, M), sample_size=sample_size, n=n,
+    else:  # ‖clip(x)‖² = min(‖x‖², r²): only the sampled rows need the clipped copy
+        q = _coreset_q(np.minimum(sq, radius * radius), sample_size=sample_size, n=n,
                        mean_sq_norm=mean_sq_norm, lam=lam)
     idx, weights = poisson_sample(np.minimum(q, 1.0), rng=seed)
-    return {"index": index, "rows": M.shape[0], "X": M[idx], "weights": weights, "local": idx}
+    return {"index": index, "rows": M.shape[0], "X": clip_to_ball(M[idx], radius),
+            "weights": weights, "local": idx}
 
 
 def _lloyd_part(part: Any, index: int, radius: float, center: np.ndarray | None,
@@ -383,38 +403,47 @@ def importance_sample(
     root, seeds = partition_seeds(rng, len(parts))
     driver_rng = np.random.default_rng(root)  # spawn key () is distinct from the children's
 
+    m = float(sample_size)
+    if not (math.isfinite(m) and m > 0):
+        raise ValueError(f"sample_size must be a number > 0, got {sample_size!r}")
+    coreset = sampler == "coreset" and lam < 1
+    if mean_sq_norm is not None and not (math.isfinite(float(mean_sq_norm))
+                                         and float(mean_sq_norm) > 0):
+        raise ValueError(f"mean_sq_norm must be > 0, got {mean_sq_norm!r}")
+    # With n and (for the coreset sampler) x̃ declared, nothing needs a first pass.
+    two_pass = n is None or (coreset and mean_sq_norm is None)
+    npass = 2 if two_pass else 1
+
     t0 = time.perf_counter()
-    _say(progress, f"pass 1/2: counting rows of {len(parts)} partitions")
-    stats = _compute([delayed(_stats_part)(p, i, r, c) for i, p in enumerate(parts)], client,
-                     "pass 1 (row counts)")
-    rows = np.array([s[0] for s in stats], dtype=np.int64)
-    dims = {s[1] for s in stats if s[0] > 0}
-    if len(dims) > 1:
-        raise ValueError(f"partitions have different numbers of columns: {sorted(dims)}")
-    total = int(rows.sum())
-    if total == 0:
-        raise ValueError("the data has no rows")
-    if n is not None and int(n) != total:
-        raise ValueError(f"declared n={n} but the data has {total} rows")
+    rows, total, sum_sq = None, None if n is None else int(n), None
+    if two_pass:
+        _say(progress, f"pass 1/2: counting rows of {len(parts)} partitions")
+        stats = _compute([delayed(_stats_part)(p, i, r, c) for i, p in enumerate(parts)],
+                         client, "pass 1 (row counts)")
+        rows = np.array([s[0] for s in stats], dtype=np.int64)
+        _check_columns({s[1] for s in stats if s[0] > 0})
+        if total is not None and total != int(rows.sum()):
+            raise ValueError(f"declared n={n} but the data has {int(rows.sum())} rows")
+        total = int(rows.sum())
+        sum_sq = float(sum(s[2] for s in stats))
+    if total < 1:
+        raise ValueError("the data has no rows" if n is None else f"n must be ≥ 1, got {n!r}")
     if n is None:
         _leak(f"the sampling rate uses n={total} counted in the data, which the analysis treats "
               "as public; declare n= to make it an input")
-    m = float(sample_size)
-    if not (math.isfinite(m) and 0 < m <= total):
+    if m > total:
         raise ValueError(f"sample_size must be in (0, n={total}], got {sample_size!r}")
-    sum_sq = float(sum(s[2] for s in stats))
     t1 = time.perf_counter()
 
     guarantee, x_tilde, source = None, None, None
-    if sampler == "coreset" and lam < 1:
+    if coreset:
         if mean_sq_norm is not None:
             x_tilde, source = float(mean_sq_norm), "declared"
-            if not (math.isfinite(x_tilde) and x_tilde > 0):
-                raise ValueError(f"mean_sq_norm must be > 0, got {mean_sq_norm!r}")
         elif stat_epsilon is not None:
             x_tilde, source = _private_mean_sq_norm(
                 sum_sq, total, radius=r, epsilon=float(stat_epsilon), sample_size=m, lam=lam,
                 rng=driver_rng), "private"
+            _say(progress, f"private mean squared norm {x_tilde:.6g} (ε₀ = {stat_epsilon:g})")
             guarantee = PureDP(float(stat_epsilon))
         else:
             x_tilde, source = sum_sq / total, "data"
@@ -430,33 +459,46 @@ def importance_sample(
                 f"radius {r:g} (n={total}, mean squared norm {x_tilde:.6g}); the largest "
                 f"feasible sample_size is {math.floor(m_max * (1 - 1e-12)):d}")
 
-    _say(progress, f"pass 2/2: sampling {total} rows (expected m={m:g})")
-    kind = sampler if lam < 1 else "uniform"
+    _say(progress, f"pass {npass}/{npass}: sampling {total} rows (expected m={m:g})")
+    kind = "coreset" if coreset else "uniform"
     tasks = [delayed(_sample_part)(p, i, seeds[i], r, c, kind, m, total, x_tilde, float(lam))
              for i, p in enumerate(parts)]
-    results = _compute(tasks, client, "pass 2 (sampling)")
+    results = _compute(tasks, client, f"pass {npass} (sampling)")
     t2 = time.perf_counter()
 
     seen = np.array([res["rows"] for res in results], dtype=np.int64)
-    if len(results) != len(parts) or not np.array_equal(seen, rows):
-        bad = np.flatnonzero(seen != rows).tolist() if seen.shape == rows.shape else []
+    if len(results) != len(parts):
+        raise ScaleError(f"{len(results)} of {len(parts)} partitions came back; no sample is "
+                         "returned")
+    if rows is None:  # one pass: the declared n is what the probabilities assumed
+        _check_columns({res["X"].shape[1] for res in results if res["rows"] > 0})
+        if int(seen.sum()) != total:
+            raise ValueError(f"declared n={total} but the data has {int(seen.sum())} rows; no "
+                             "sample is returned")
+        rows = seen
+    elif not np.array_equal(seen, rows):
+        bad = np.flatnonzero(seen != rows).tolist()
         raise ScaleError(
             f"row counts differ between the passes (partitions {bad[:10]}): pass 1 saw "
             f"{int(rows.sum())} rows, pass 2 {int(seen.sum())}; the data changed or a "
             "partition was lost; no sample is returned")
     offsets = np.concatenate([[0], np.cumsum(rows)[:-1]])
-    d = next(iter(dims))
-    X = np.concatenate([res["X"] for res in results]) if results else np.empty((0, d))
+    X = np.concatenate([res["X"] for res in results])
     weights = np.concatenate([res["weights"] for res in results])
     indices = np.concatenate([offsets[res["index"]] + res["local"] for res in results])
     _say(progress, f"sampled {len(X)} rows in {t2 - t0:.2f} s "
                    f"({total / max(t2 - t0, 1e-9):,.0f} rows/s)")
     return ScaleSample(
-        X=X.reshape(-1, d), weights=weights, indices=indices.astype(np.int64), n=total,
+        X=X, weights=weights, indices=indices.astype(np.int64), n=total,
         partition_rows=rows, sample_size=m, sampler=sampler, lam=float(lam), radius=r,
         mean_sq_norm=x_tilde, mean_sq_norm_source=source, guarantee=guarantee,
         seconds={"pass1": t1 - t0, "pass2": t2 - t1},
     )
+
+
+def _check_columns(dims: set[int]) -> None:
+    if len(dims) > 1:
+        raise ValueError(f"partitions have different numbers of columns: {sorted(dims)}")
 
 
 def write_sample(sample: ScaleSample, path: str | Path) -> None:

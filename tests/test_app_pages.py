@@ -129,3 +129,83 @@ def test_clustering_release_mode_hides_nonprivate_and_records_each():
     assert not at.exception and not errors(at)
     assert len(at.session_state["ledger"]) == 2
     assert "normalised cost" not in at.dataframe[0].value.columns
+
+
+def test_friendlycore_page_explains_too_small_budget_then_runs():
+    at, _ = _page("pages/friendlycore.py")
+    assert not at.exception
+    # at ε = 1 FriendlyCore needs ~17k points: the page says so and suggests an ε that works
+    assert any("17430" in e.value for e in errors(at))
+    assert any("ε ≥" in i.value for i in at.info)
+    at.sidebar.select_slider(key="eps").set_value(5.0).run()
+    assert not at.exception and not errors(at)
+    specs = figure_specs(at)
+    counts = trace_array(specs[0]["data"][0]["marker"], "color")
+    assert counts.shape == (3000,) and counts.min() >= 1  # every point is its own friend
+    names = [t["name"] for t in specs[1]["data"]]
+    assert {"kept", "true mean (not private)", "FriendlyCore private mean"} <= set(names)
+    kept = next(t for t in specs[1]["data"] if t["name"] == "kept")
+    assert int(at.metric[0].value.split(" of ")[0].replace(",", "")) == trace_array(kept,
+                                                                                      "x").size
+    at.radio(key="fc_paradigm").set_value("dp").run()
+    assert (not at.exception and "Theorem 4.2" in at.caption[-1].value) or any(
+        "Theorem 4.2" in c.value for c in at.caption)
+    at.button(key="fc_km_run").click().run()
+    assert not at.exception
+    assert figure_specs(at)[-1]["layout"]["title"]["text"].startswith("Tuples")
+
+
+def test_utility_page_sweep_answers_which_epsilon():
+    at, _ = _page("pages/utility.py")
+    assert not at.exception and not errors(at)
+    at.slider(key="pu_points").set_value(3)
+    at.slider(key="pu_reps").set_value(2)
+    at.button(key="pu_run").click().run()
+    assert not at.exception and not errors(at)
+    spec = figure_specs(at)[0]
+    assert spec["layout"]["xaxis"]["type"] == "log"
+    medians = [t for t in spec["data"] if t.get("mode") == "lines+markers"]
+    assert [t["name"] for t in medians] == ["DP-Lloyd", "DP-Lloyd + coreset sampling"]
+    for t in medians:  # error falls as ε grows from 0.1 to 10 (noise 100x smaller)
+        y = trace_array(t, "y")
+        assert y[-1] < y[0]
+    assert any(t.get("fill") == "toself" for t in spec["data"])  # quartile bands
+    text = " ".join(m.value for m in at.markdown)
+    assert "gives the median run an error ≤" in text or "no ε in the grid" in text
+    summary = at.dataframe[0].value
+    assert set(summary.columns) >= {"algorithm", "epsilon", "median", "q25", "q75", "runs"}
+    assert (summary["runs"] == 2).all()
+
+
+def test_utility_page_release_mode_uses_proxy():
+    at, _ = _page("pages/utility.py", {"mode": "release"})
+    assert any("synthetic proxy" in i.value for i in at.info)
+    at.slider(key="pu_points").set_value(2)
+    at.slider(key="pu_reps").set_value(1)
+    at.button(key="pu_run").click().run()
+    assert not at.exception and not errors(at)
+    assert len(at.session_state["ledger"]) == 0  # curves on the proxy spend nothing
+
+
+def test_sensitivity_page_ecdf_global_bound_and_gamma_budget():
+    at, _ = _page("pages/sensitivity.py")
+    assert not at.exception and not errors(at)
+    spec = figure_specs(at)[0]
+    g = trace_array(spec["data"][0], "x")
+    assert g.size == 285  # m for γ = 0.1 (Table 1, Corollary 20)
+    delta_hat = float(at.metric[0].value)
+    bound = float(at.metric[1].value)
+    assert delta_hat == pytest.approx(g.max(), rel=1e-3)  # k = m: the largest sample
+    assert delta_hat <= bound  # Proposition 18
+    at.selectbox(key="stat").select("least_squares").run()
+    assert at.metric[1].value == "unknown"
+    # release mode: a random-DP release is refused under an (ε, δ) budget, accepted with γ
+    at.sidebar.radio(key="mode").set_value("release").run()
+    at.button(key="sensitivity_release").click().run()
+    assert any("γ budget" in e.value for e in errors(at))
+    assert len(at.session_state["ledger"]) == 0
+    at.sidebar.number_input(key="budget_gamma").set_value(0.2).run()
+    at.button(key="sensitivity_release").click().run()
+    assert not errors(at)
+    assert len(at.session_state["ledger"]) == 1
+    assert "random DP" in str(at.session_state["ledger"].total())

@@ -1,0 +1,180 @@
+"""Sensitivity sampler page (Rubinstein & Aldà, ICML 2017; paper 004): random DP for a statistic
+whose sensitivity nobody worked out, by sampling it on a public distribution."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpcore import plots
+from dpcore.runconfig import sensitivity_release
+from dpcore.sensitivity import sampler_config
+from dpcore.statistics import STATISTICS
+from dpcore.ui_state import subsample_indices
+from pages._common import (
+    EXPLORE_NOTE,
+    config_for,
+    download_config,
+    download_csv,
+    init_state,
+    is_release_mode,
+    ledger,
+    new_draw_button,
+    release_button,
+    require_dataset,
+    show,
+    show_warnings,
+    view_seed,
+)
+
+init_state()
+ss = st.session_state
+st.title("Sensitivity sampler")
+st.caption(
+    "Estimate a statistic's sensitivity by evaluating it on m pairs of neighbouring data sets "
+    "drawn from a public distribution (here: uniform in the declared box [-r, r]^d), take the "
+    "k-th smallest difference Δ̂, and add noise calibrated to Δ̂. The release is (ε, δ, γ)-random "
+    "DP: private except on a γ-fraction of data sets (Theorem 15).")
+ds = require_dataset()
+eps = float(ss["eps"])
+release = is_release_mode()
+MENU = ["mean", "median", "trimmed_mean", "quantile", "kmeans_centres", "least_squares", "ridge"]
+menu = [m for m in MENU if m in STATISTICS]
+
+c1, c2, c3 = st.columns(3)
+name = c1.selectbox("Statistic", menu, key="stat", bind="query-params",
+                    help="least_squares / ridge regress the last chosen column on the others.")
+st.caption(f"{name}: {STATISTICS[name].description}")
+mechanism = c2.radio("Mechanism", ["laplace", "gaussian"], horizontal=True, key="sens_mech",
+                     help="Laplace: L1 sensitivity, ε-random DP; Gaussian: L2, (ε, δ).")
+n_used = c3.number_input("n (rows used, seeded subsample)", 10, ds.n, value=min(ds.n, 2000),
+                         step=500, key="sens_n")
+c4, c5, c6 = st.columns(3)
+by = c4.radio("Choose", ["γ", "m"], horizontal=True, key="sens_by",
+              help="γ: the sampler picks the smallest m; m: the smallest γ that m pairs allow.")
+if by == "γ":
+    gamma = c5.select_slider("γ", [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5], value=0.1,
+                             key="sens_gamma")
+    m = None
+else:
+    m = int(c5.number_input("m (pairs)", 10, 20_000, value=300, step=50, key="sens_m"))
+    gamma = None
+delta = c6.number_input("δ (Gaussian)", 1e-12, 0.1, value=1e-6, format="%.1e",
+                        key="sens_delta") if mechanism == "gaussian" else 0.0
+try:
+    cfg = sampler_config(gamma=gamma, m=m)
+except ValueError as exc:
+    st.error(f"Sampler configuration: {exc}")
+    st.stop()
+st.caption(f"Sampler: m = {cfg.m} pairs, order statistic k = {cfg.k}, γ = {cfg.gamma:.3g} "
+           f"(Table 1 of the paper, {cfg.mode}).")
+
+r = float(ds.radius)
+stat_params: dict = {}
+if "bounds" in STATISTICS[name].params:
+    stat_params["bounds"] = [-r, r]
+if name == "kmeans_centres":
+    stat_params["k"] = int(ss["k"])
+params = {"statistic": name, "epsilon": eps, "statistic_params": stat_params,
+          "oracle": "uniform", "bounds": [-r, r], "gamma": gamma, "m": m,
+          "delta": float(delta), "mechanism": mechanism}
+
+
+def rows(seed: int) -> np.ndarray:
+    idx = subsample_indices(ds.n, int(n_used), rng=seed)
+    return ds.X if idx is None else ds.X[idx]
+
+
+@st.cache_data(max_entries=16, show_spinner="Sampling sensitivities…")
+def run(fp: str, n_used: int, params_json: str, seed: int, _X: np.ndarray) -> dict:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            rel = sensitivity_release(_X, **json.loads(params_json), rng=seed)
+        except ValueError as exc:
+            return {"error": str(exc)}
+    return {"value": np.atleast_1d(np.asarray(rel.value, float)), "guarantee": rel.guarantee,
+            "samples": rel.sensitivity.sensitivities, "delta_hat": rel.sensitivity.delta_hat,
+            "k": rel.sensitivity.config.k, "m": rel.sensitivity.config.m,
+            "noise_scale": rel.noise_scale,
+            "true": np.atleast_1d(np.asarray(_true_value(json.loads(params_json), _X), float)),
+            "warnings": [str(w.message) for w in caught]}
+
+
+def _true_value(p: dict, X: np.ndarray) -> np.ndarray:
+    from dpcore.statistics import get_statistic
+
+    return get_statistic(p["statistic"], **p["statistic_params"])(X)
+
+
+def global_bound(p: dict, n: int) -> float | None:
+    from dpcore.statistics import get_statistic
+
+    stat = get_statistic(p["statistic"], **p["statistic_params"])
+    return stat.global_sensitivity(n, ds.d, 1 if p["mechanism"] == "laplace" else 2)
+
+
+def config(seed: int) -> dict | None:
+    return config_for("sensitivity", params, ds, seed) if int(n_used) >= ds.n else None
+
+
+if release:
+    if ledger().budget.kind != "RandomDP":
+        st.warning("This release is (ε, δ, γ)-random DP: set γ > 0 in the sidebar's Total budget "
+                   "(with an empty ledger) before releasing, or the ledger will refuse it.")
+
+    def run_release(seed: int):
+        out = run(ds.fp, int(n_used), json.dumps(params), seed, rows(seed))
+        if "error" in out:
+            st.error(out["error"])
+            return None, None, None
+        cfg_ = config(seed) or config_for("sensitivity", params, ds, seed)
+        return out["value"][None, :], out["guarantee"], cfg_
+
+    release_button("sensitivity", f"{name} (ε = {eps:g})", run_release)
+    rel = ss["releases"].get("sensitivity")
+    if rel is not None:
+        st.success(f"Released {np.round(rel['values'][0], 5).tolist()} under {rel['guarantee']} "
+                   f"(ledger entry {rel['entry']}).")
+        download_config(rel["config"], "sens_release_config")
+    st.stop()
+
+# ---------------------------------------------------------------- explore mode
+seed = view_seed("sensitivity")
+out = run(ds.fp, int(n_used), json.dumps(params), seed, rows(seed))
+if "error" in out:
+    st.error(f"The sampler cannot run with these parameters: {out['error']}")
+    st.stop()
+show_warnings(out["warnings"])
+bound = global_bound(params, int(n_used))
+m1, m2, m3 = st.columns(3)
+m1.metric("Sampled sensitivity Δ̂", f"{out['delta_hat']:.4g}",
+          help=f"G_(k), the k = {out['k']}-th smallest of m = {out['m']} sampled differences")
+m2.metric("Global sensitivity", "unknown" if bound is None else f"{bound:.4g}",
+          help="Worst case over the declared box; Δ̂ ≤ it (Proposition 18)")
+m3.metric("Guarantee", str(out["guarantee"]).replace("-random DP", ""), help="random DP")
+norm_name = "L1" if mechanism == "laplace" else "L2"
+fig = plots.ecdf_figure(out["samples"], chosen=out["delta_hat"],
+                        chosen_label=f"Δ̂ = G_({out['k']})", global_bound=bound,
+                        x_title=f"sampled sensitivity G ({norm_name})")
+show(fig, "sens_ecdf")
+err = float(np.linalg.norm(out["value"] - out["true"], ord=1 if mechanism == "laplace" else 2))
+st.markdown(f"**Released value** {np.round(out['value'], 5).tolist()} under {out['guarantee']}; "
+            f"noise scale {out['noise_scale']:.4g}.  \n"
+            f"True value (not private) {np.round(out['true'], 5).tolist()}: error {err:.4g}.")
+st.caption(f":orange[{EXPLORE_NOTE}]")
+new_draw_button("sensitivity")
+d1, d2 = st.columns(2)
+with d1:
+    download_csv(pd.DataFrame({"value": out["value"]}), f"{name}_release.csv", "sens_csv",
+                 label="Released value (CSV)")
+with d2:
+    cfg_ = config(seed)
+    if cfg_ is not None:
+        download_config(cfg_, "sens_config")
+    else:
+        st.caption("The run configuration is offered when all rows are used.")

@@ -224,6 +224,7 @@ def friendly_mean(
     split: str = "paper",
     sample_size: int | None = None,
     check_size: bool = True,
+    counts: np.ndarray | None = None,
     rng: RNGLike = None,
 ) -> FriendlyMeanResult:
     """Private mean by FC_Avg (Sec. 5.1.1) or FC_Avg_UnknownDiam (Sec. 5.1.2).
@@ -254,6 +255,8 @@ def friendly_mean(
         Sampled friend counting (App. B, see :func:`friendly_core`).
     check_size : bool
         Refuse (``ValueError``) data too small for the core to survive; see :func:`friendly_core`.
+    counts : array, optional
+        Precomputed ``friend_counts(X, radius)`` (known diameter, exact counting only).
     """
     X = check_points(X)
     if (rho is None) == (epsilon is None):
@@ -287,10 +290,12 @@ def friendly_mean(
     else:
         radius = check_positive("radius", radius)
         avg_rho = total_rho
+    if searched and counts is not None:
+        raise ValueError("precomputed counts need a known radius")
     core_rho, fa_rho = 0.1 * avg_rho, 0.9 * avg_rho
     core = friendly_core(
         X, radius, paradigm="zcdp", rho=core_rho, delta=z_delta / 2.0,
-        sample_size=sample_size, check_size=check_size, rng=gen,
+        sample_size=sample_size, check_size=check_size, counts=counts, rng=gen,
     )
     budget.append(("FriendlyCore", ZCDP(core_rho, z_delta / 2.0)))
     rho1 = footnote_rho1(fa_rho, z_delta / 2.0, core.n_hat or 0.0) if split == "paper" else None

@@ -299,6 +299,7 @@ def friendly_core(
     alpha: float = 0.0,
     sample_size: int | None = None,
     check_size: bool = True,
+    counts: np.ndarray | None = None,
     rng: RNGLike = None,
 ) -> FriendlyCoreResult:
     """FriendlyCore with the ``dist_r`` predicate ``‖x − y‖ ≤ r`` (Sec. 4.3 / 4.4).
@@ -322,6 +323,9 @@ def friendly_core(
     check_size : bool
         Raise ``ValueError`` when n (or the reference size) is below :func:`required_size`, i.e.
         when even a perfectly friendly data set would give an (almost) empty core.
+    counts : (n,) int array, optional
+        Precomputed exact friend counts ``friend_counts(X, radius)`` (they are a deterministic
+        function of the data), to re-draw the core without recounting. Exact counting only.
     rng : None, int or Generator
 
     Notes
@@ -353,7 +357,7 @@ def friendly_core(
                 "BasicFilter a sampled reference set breaks the l1-stability of Lemma 4.1"
             )
         filt = BasicFilter(alpha)
-        counts = friend_counts(X, radius)
+        counts = _exact_counts(X, radius, counts)
         res = filt.apply(counts, rng=gen)
         return FriendlyCoreResult(
             res.mask, res.scores, res.probabilities, counts, None, "dp", radius, n, alpha=alpha
@@ -369,10 +373,12 @@ def friendly_core(
         _check_enough(n, rho, filt_delta, sample_size)
     n_hat = noisy_size_upper(n, filt.rho1, filt_delta, rng=gen) if n else 0.0
     if sample_size is None:
-        counts = friend_counts(X, radius)
+        counts = _exact_counts(X, radius, counts)
         m = n
         extra: dict = {}
     else:
+        if counts is not None:
+            raise ValueError("precomputed counts are only for exact counting (sample_size=None)")
         q = reference_fraction(check_positive("sample_size", sample_size), n_hat)
         in_ref = gen.random(n) < q
         counts = count_within(X, X[in_ref], radius)
@@ -384,6 +390,15 @@ def friendly_core(
         res.mask, res.scores, res.probabilities, counts, guarantee, "zcdp", radius, m,
         res.n_hat, res.threshold, res.noise_sd, extra=extra,
     )
+
+
+def _exact_counts(X: np.ndarray, radius: float, counts: np.ndarray | None) -> np.ndarray:
+    if counts is None:
+        return friend_counts(X, radius)
+    counts = np.asarray(counts)
+    if counts.shape != (X.shape[0],):
+        raise ValueError(f"counts must have shape ({X.shape[0]},), got {counts.shape}")
+    return counts
 
 
 def _check_enough(n: int, rho: float, delta: float, sample_size: int | None = None) -> None:

@@ -52,6 +52,8 @@ __all__ = [
 # Products such as m * (1 - gamma + gamma_min(m)) equal an integer in exact arithmetic for the
 # optimal operating points (rows 2/3 of Table 1); rounding must not push ceil() one step up.
 _CEIL_TOL = 1e-9
+# Δ̂ below this fraction of |f(D)| is round-off (e.g. a solver returning the same fit twice).
+_ZERO_SENSITIVITY = 1e-10
 
 
 class SamplerError(ValueError):
@@ -969,11 +971,13 @@ def sample_then_respond(
         ) from exc
     if not np.all(np.isfinite(np.asarray(value, dtype=float))):
         raise ValueError("the statistic returned non-finite values on the data; nothing released")
-    if est.delta_hat == 0.0:
+    scale_of_value = float(np.max(np.abs(np.asarray(value, dtype=float)), initial=1.0))
+    if est.delta_hat <= _ZERO_SENSITIVITY * scale_of_value:
         warnings.warn(
-            "the sampled sensitivity is 0: f did not change on the sampled pairs, so f(D) is "
-            "released without noise (random DP holds because f is insensitive on 1 - gamma of "
-            "pairs; check that the oracle covers the data's domain)",
+            f"the sampled sensitivity Δ̂ = {est.delta_hat:.3g} is numerically 0: f did not "
+            "change on the sampled pairs, so f(D) is released essentially without noise "
+            "(random DP holds because f is insensitive on 1 - gamma of pairs; nothing is "
+            "promised on the others; check that the oracle covers the data's domain)",
             UserWarning,
             stacklevel=2,
         )

@@ -327,10 +327,10 @@ def test_same_seed_same_release():
 
 def test_zero_sensitivity_releases_exact_value_with_warning():
     data = np.arange(10.0)
-    with pytest.warns(UserWarning, match="sensitivity is 0"):
+    with pytest.warns(UserWarning, match="numerically 0"):
         rel = sample_then_respond(lambda d: 42.0, data, exp_oracle, epsilon=0.1, gamma=0.2, rng=0)
     assert rel.value == 42.0 and rel.noise_scale == 0.0
-    with pytest.warns(UserWarning, match="sensitivity is 0"):
+    with pytest.warns(UserWarning, match="numerically 0"):
         rel = sample_then_respond(
             lambda d: np.array([1.0, 3.0, 3.0]),
             data,
@@ -342,6 +342,18 @@ def test_zero_sensitivity_releases_exact_value_with_warning():
             rng=0,
         )
     assert rel.value in ("b", "c")
+
+
+def test_round_off_sensitivity_also_warns():
+    # a solver returning the same fit up to round-off: Δ̂ ~ 1e-16, not exactly 0
+    def almost_constant(d):
+        return 5.0 + 1e-15 * float(d[-1] > 1.0)
+
+    with pytest.warns(UserWarning, match="numerically 0"):
+        rel = sample_then_respond(
+            almost_constant, np.ones(5), exp_oracle, epsilon=1.0, gamma=0.2, rng=0
+        )
+    assert rel.sensitivity.delta_hat > 0 and abs(rel.value - 5.0) < 1e-12
 
 
 def test_oracle_equal_to_private_data_warns():

@@ -127,6 +127,11 @@ def _mixture_frame(n: int, d: int, k: int, sigma: float, center_radius: float) -
     return df
 
 
+def mixture_params() -> dict[str, Any]:
+    """Parameters of the synthetic mixture in use (edited on the Data page)."""
+    return st.session_state.get("mixture") or dict(MIXTURE)
+
+
 def default_spec(key: str, df: pd.DataFrame) -> dict[str, Any]:
     """Columns, centre and radius used until the user declares others on the Data page."""
     if key in SAMPLE_DATASETS:
@@ -135,8 +140,9 @@ def default_spec(key: str, df: pd.DataFrame) -> dict[str, Any]:
         return {"columns": list(ds.columns), "center": list(geo.center), "radius": geo.radius,
                 "radius_from": "public bounds (longitude ∈ [-180, 180], latitude ∈ [-90, 90])"}
     if key == SYNTHETIC:
-        d = MIXTURE["d"]
-        radius = MIXTURE["center_radius"] + 4 * MIXTURE["sigma"] * np.sqrt(d)
+        mix = mixture_params()
+        d = mix["d"]
+        radius = mix["center_radius"] + 4 * mix["sigma"] * np.sqrt(d)
         return {"columns": [f"x{j + 1}" for j in range(d)], "center": [0.0] * d,
                 "radius": float(radius), "radius_from": "generator parameters (public)"}
     cols = numeric_columns(df)
@@ -148,7 +154,7 @@ def raw_frame(key: str) -> tuple[pd.DataFrame | None, str, str]:
     if key in SAMPLE_DATASETS:
         return _sample_frame(key), key, SAMPLE_DATASETS[key].title
     if key == SYNTHETIC:
-        m = MIXTURE
+        m = mixture_params()
         return (_mixture_frame(m["n"], m["d"], m["k"], m["sigma"], m["center_radius"]),
                 "synthetic mixture", f"Synthetic mixture of {m['k']} Gaussians (n = {m['n']:,})")
     up = st.session_state.get("uploaded")
@@ -162,6 +168,14 @@ def spec(key: str, df: pd.DataFrame) -> dict[str, Any]:
     if key not in specs:
         specs[key] = default_spec(key, df)
     return specs[key]
+
+
+def forget_spec(key: str) -> None:
+    """Drop the declared columns/centre/radius of a data key (its data changed)."""
+    ss = st.session_state
+    ss["data_specs"].pop(key, None)
+    for w in ("cols", "center", "radius"):
+        ss.pop(f"{w}_{key}", None)
 
 
 def current_dataset() -> Dataset | None:
@@ -218,7 +232,7 @@ def upload_file(uploaded) -> None:
         return
     st.session_state["upload_error"] = None
     st.session_state["uploaded"] = {"name": uploaded.name, "df": df, "size": uploaded.size}
-    st.session_state["data_specs"].pop(UPLOAD, None)
+    forget_spec(UPLOAD)
     st.session_state["data"] = UPLOAD
 
 

@@ -16,8 +16,10 @@ from pages._common import (
     SYNTHETIC,
     UPLOAD,
     current_dataset,
+    forget_spec,
     init_state,
     is_release_mode,
+    mixture_params,
     proxy_points,
     raw_frame,
     show,
@@ -47,6 +49,21 @@ if df is None:
     st.stop()
 sp = spec(key, df)
 st.subheader(title)
+if key == SYNTHETIC:
+    def _set_mixture() -> None:
+        ss["mixture"] = {"n": int(ss["mix_n"]), "d": int(ss["mix_d"]), "k": int(ss["mix_k"]),
+                         "sigma": float(ss["mix_sigma"]), "center_radius": 10.0}
+        forget_spec(SYNTHETIC)
+
+    mix = mixture_params()
+    g1, g2, g3, g4 = st.columns(4)
+    g1.number_input("n", 100, 1_000_000, value=mix["n"], step=1000, key="mix_n",
+                    on_change=_set_mixture)
+    g2.number_input("d", 1, 100, value=mix["d"], key="mix_d", on_change=_set_mixture)
+    g3.number_input("components", 1, 50, value=mix["k"], key="mix_k", on_change=_set_mixture)
+    g4.number_input("σ", 0.01, 100.0, value=mix["sigma"], key="mix_sigma",
+                    on_change=_set_mixture)
+    df, source, title = raw_frame(key)
 
 
 def _init(wkey: str, value) -> None:
@@ -148,7 +165,8 @@ m3.metric("Rows on the radius (clipped)", f"{clipped:,}")
 
 if key == SYNTHETIC:
     st.caption("Synthetic data are public by construction: generated with a fixed seed from a "
-               "mixture of spherical Gaussians (the importance-sampling paper's set-up).")
+               "mixture of spherical Gaussians (the importance-sampling paper's set-up), means "
+               "uniform in a ball of radius 10; declared radius 10 + 4σ√d.")
 
 if is_release_mode():
     st.info("Release mode: the data are not shown. The preview is a synthetic proxy with the same "

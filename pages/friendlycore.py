@@ -134,7 +134,7 @@ st.subheader("1 · The friendly core")
 if paradigm == "zcdp":
     out = run_mean(ds.fp, int(n_used), float(r), eps, float(delta), seed, X)
     if "error" in out:
-        st.error(f"FriendlyCore cannot run with these parameters: {out['error']}")
+        st.warning(f"FriendlyCore cannot run with these parameters: {out['error']}")
         ok = [e for e in EPSILON_GRID if min_points(e, float(delta)) <= int(n_used)]
         hint = (f"With {int(n_used):,} points, ε ≥ {ok[0]:g} works (set it in the sidebar)"
                 if ok else "No ε in the sidebar's range works with so few points")

@@ -170,3 +170,15 @@ def test_ledger_refuses_release_over_budget_and_reset_unlocks_budget():
 @pytest.fixture(autouse=True)
 def _clear_streamlit_caches():
     clear_caches()
+
+
+def test_synthetic_generator_parameters():
+    at = new_app({"data": "mixture"})
+    assert trace_array(figure_specs(at)[0]["data"][0], "x").shape == (10000,)
+    at.number_input(key="mix_n").set_value(2000).run()
+    at.number_input(key="mix_d").set_value(5).run()
+    assert not at.exception and not errors(at)
+    spec = figure_specs(at)[0]
+    assert trace_array(spec["data"][0], "x").shape == (2000,)
+    assert spec["layout"]["xaxis"]["title"]["text"].startswith("PC1")  # d = 5: principal axes
+    assert at.multiselect(key="cols_mixture").value == ["x1", "x2", "x3", "x4", "x5"]

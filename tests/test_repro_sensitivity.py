@@ -95,3 +95,9 @@ def test_figure1_ecdf_and_true_cdf():
     # DKW: the ECDF is within ρ' = sqrt(log(1/ρ)/(2m)) of the true CDF with prob. >= 1 - ρ
     rho_prime = math.sqrt(math.log(1 / cfg.rho) / (2 * cfg.m))
     assert (table["ecdf"] - table["true CDF"]).max() <= rho_prime
+
+
+def test_kde_sensitivity_quantiles_increase_to_one():
+    tab = rep.kde_sensitivity_quantiles(bandwidths=(0.05,), levels=(0.5, 1.0), m=3000)
+    row = tab.iloc[0]
+    assert 0 < row["q0.5 / global"] < row["q1 / global"] <= 1.0 + 1e-12

@@ -135,6 +135,7 @@ def test_empirical_oracle_from_table():
         empirical_oracle(np.empty((0, 2)))
 
 
+@pytest.mark.slow  # joblib worker start-up: 3 s idle, >10 s on a loaded machine
 def test_parallel_evaluation_is_reproducible():
     # an oracle making two draws per call: a different chunking would change the stream
     def two_draws(size, rng):
@@ -533,3 +534,22 @@ def test_bernstein_release_in_two_dimensions():
     assert rel.value.coefficients.shape == (5, 5)
     assert rel.noise_scale == pytest.approx(rel.sensitivity.delta_hat * 25)
     assert rel.value(np.random.default_rng(2).random((7, 2))).shape == (7,)
+
+
+def test_release_guarantee_composes_in_the_ledger():
+    from dpcore.privacy import BudgetExceededError, PrivacyLedger
+
+    ledger = PrivacyLedger(RandomDP(1.0, 0.0, 0.25))
+    rel = sample_then_respond(MapMean(), np.ones(20), exp_oracle, epsilon=0.5, gamma=0.1, rng=0)
+    ledger.spend("mean", rel.guarantee)
+    ledger.spend("mean again", rel.guarantee)
+    with pytest.raises(BudgetExceededError):  # ε 1.5 > 1 and γ 0.3 > 0.25 (union bound)
+        ledger.spend("third", rel.guarantee)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_order_statistic_is_monotone_in_k(seed):
+    res = [
+        sample_sensitivity(mean, exp_oracle, 10, m=40, k=k, rng=seed).delta_hat for k in (1, 20, 40)
+    ]
+    assert res[0] <= res[1] <= res[2]

@@ -46,6 +46,7 @@ __all__ = [
     "figure2",
     "figure3",
     "kde_oracle",
+    "kde_sensitivity_quantiles",
     "kde_utility",
     "main",
     "svm_oracle",
@@ -463,6 +464,32 @@ def kde_utility(
     return table, {**sens, "median G / global": median_ratio}
 
 
+def kde_sensitivity_quantiles(
+    bandwidths: Sequence[float] = (0.01, 0.02, 0.05),
+    levels: Sequence[float] = (0.5, 0.9, 0.99, 1.0),
+    *,
+    m: int = 50_000,
+    n: int = 5000,
+    lattice_k: int = 10,
+    rng: RNGLike = 7,
+) -> pd.DataFrame:
+    """Quantiles of the KDE's lattice sensitivity G relative to the sharp global bound.
+
+    Explains Figure 7: the sampler can only help where the quantile it inverts (``k/m``) sits
+    well below ``Δ̄``.
+    """
+    gen = as_generator(rng)
+    rows = []
+    for bw in bandwidths:
+        stat = statistics.kde(bernstein_lattice(lattice_k), bandwidth=bw)
+        g = sample_sensitivity(stat, kde_oracle, n, m=m, k=m, norm=np.inf, rng=gen).sensitivities
+        glob = stat.global_sensitivity(n, 1, np.inf)
+        rows.append(
+            {"bandwidth": bw, **{f"q{lv:g} / global": np.quantile(g, lv) / glob for lv in levels}}
+        )
+    return pd.DataFrame(rows)
+
+
 # ------------------------------------------------------------------------------------ claims
 
 
@@ -659,6 +686,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         n_jobs=args.jobs,
     )
     kde_t, kde_sens = timed("kde_utility", kde_utility, repeats=50 if q else 1000)
+    kde_q = timed("kde_quantiles", kde_sensitivity_quantiles, m=5000 if q else 50_000)
 
     import plotly.graph_objects as go
 
@@ -862,6 +890,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         + f". {fig7}",
         "",
         _md(kde_t, 4),
+        "",
+        "Why the curves coincide: quantiles of G on the lattice relative to Δ̄ (m = "
+        f"{5000 if q else 50_000}). The sampler inverts the k/m ≥ 0.99 quantile, which is "
+        "≈ Δ̄ for every bandwidth; only a much smaller bandwidth or a looser 'global' bound "
+        "would leave room for a gain.",
+        "",
+        _md(kde_q, 3),
         "",
         "## Claims of spec §7 on these tables",
         "",

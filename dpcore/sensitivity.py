@@ -445,12 +445,13 @@ def _loop_gaps(f: Callable, records: np.ndarray, n: int, order) -> tuple[np.ndar
     ok = [i for i in range(b) if outs[i] is not None]
     gaps = np.full(b, np.nan)
     if not callable(order) and ok:
+        shapes = {np.shape(out) for i in ok for out in outs[i]}
         try:
             first = np.stack([np.asarray(outs[i][0], dtype=float).ravel() for i in ok])
             second = np.stack([np.asarray(outs[i][1], dtype=float).ravel() for i in ok])
-        except ValueError:  # ragged or non-numeric outputs: fall through to the pairwise check
-            pass
-        else:
+        except (TypeError, ValueError):  # non-numeric outputs: the pairwise check explains
+            shapes = set()
+        if len(shapes) == 1:
             gaps[ok] = _rowwise_gaps(first, second, order)
             return gaps, errors
     for i in ok:

@@ -239,6 +239,12 @@ def test_shape_mismatch_is_a_failure():
     with pytest.raises(SamplerError, match="different shapes"):
         sample_sensitivity(ragged, exp_oracle, 4, m=200, k=200, rng=0)
 
+    def transposed(d):  # same size, different shape: must not be compared element by element
+        return np.zeros((2, 3)) if d[-1] > 1 else np.zeros((3, 2))
+
+    with pytest.raises(SamplerError, match="different shapes"):
+        sample_sensitivity(transposed, exp_oracle, 4, m=200, k=200, rng=0)
+
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),

@@ -77,8 +77,10 @@ def browser(chromium_path):
         b.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def page(browser, server):
+    """One browser session for the module: the tests run in file order on the same app session
+    (slider, then upload, then every page), which saves a full app load per test."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1800})
     pg = ctx.new_page()
     pg.set_default_timeout(60_000)
@@ -100,9 +102,27 @@ def assert_no_errors(pg, where: str) -> None:
         pytest.fail(f"{where}: Streamlit error element(s): {errs.all_inner_texts()}")
 
 
-def test_every_page_renders_in_chromium(page, server):
-    page.goto(server + "/")
+def test_slider_moves_and_url_follows(page, server):
+    page.goto(server + "/?k=4")
     wait_ready(page)
+    slider = page.locator("[data-testid='stSidebar']").get_by_role("slider").first
+    slider.focus()
+    slider.press("ArrowRight")
+    wait_ready(page)
+    page.wait_for_function("() => window.location.search.includes('eps=1.5')")
+    assert "k=4" in page.url
+    assert_no_errors(page, "after slider")
+
+
+def ensure_open(page, server) -> None:
+    """Reuse the module's app session; open it when this test runs alone."""
+    if not page.url.startswith(server):
+        page.goto(server + "/")
+        wait_ready(page)
+
+
+def test_every_page_renders_in_chromium(page, server):
+    ensure_open(page, server)
     links = page.locator("[data-testid='stSidebarNav'] a")
     hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
     texts = " ".join(links.all_inner_texts())
@@ -117,7 +137,8 @@ def test_every_page_renders_in_chromium(page, server):
 
 
 def test_upload_a_file_then_a_bad_one(page, server):
-    page.goto(server + "/")
+    ensure_open(page, server)
+    page.locator("[data-testid='stSidebarNav'] a", has_text="Data").first.click()
     wait_ready(page)
     rows = "\n".join(f"{i % 7}.5,{i % 5}.25" for i in range(40))
     uploader = page.locator("[data-testid='stFileUploader'] input[type='file']")
@@ -133,15 +154,3 @@ def test_upload_a_file_then_a_bad_one(page, server):
     err.first.wait_for()
     assert "broken.csv" in err.first.inner_text()
     assert page.locator("[data-testid='stException']").count() == 0
-
-
-def test_slider_moves_and_url_follows(page, server):
-    page.goto(server + "/?k=4")
-    wait_ready(page)
-    slider = page.locator("[data-testid='stSidebar']").get_by_role("slider").first
-    slider.focus()
-    slider.press("ArrowRight")
-    wait_ready(page)
-    page.wait_for_function("() => window.location.search.includes('eps=1.5')")
-    assert "k=4" in page.url
-    assert_no_errors(page, "after slider")

@@ -302,8 +302,9 @@ def download_config(config: dict, key: str) -> None:
 
 
 def download_csv(df: pd.DataFrame, file_name: str, key: str, label: str = "CSV") -> None:
-    st.download_button(label, df.to_csv(index=False), file_name=file_name, mime="text/csv",
-                       key=key, on_click="ignore", icon=":material/download:")
+    """CSV download generated on click (large tables cost nothing on a mere rerun)."""
+    st.download_button(label, lambda: df.to_csv(index=False), file_name=file_name,
+                       mime="text/csv", key=key, on_click="ignore", icon=":material/download:")
 
 
 def matrix_frame(M: np.ndarray, columns: list[str], prefix: str = "") -> pd.DataFrame:

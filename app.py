@@ -55,10 +55,13 @@ def available(requirements: tuple[str, ...]) -> bool:
 
 
 def navigation_pages() -> list:
-    pages = []
+    pages, shown = [], {}
     for path, title, icon, needs in PAGES:
         if (ROOT / path).exists() and available(needs):
             pages.append(st.Page(path, title=title, icon=icon, default=path == "pages/data.py"))
+            shown[path] = (title, icon)
+    # The pages can link to each other only when they are in the navigation.
+    st.session_state["nav_pages"] = shown
     return pages
 
 

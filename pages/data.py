@@ -34,6 +34,20 @@ st.caption("Pick a bundled sample or the synthetic mixture in the sidebar, or up
            "Then declare which columns to use and the public centre and radius the privacy "
            "guarantees rely on.")
 
+GUIDE = [
+    ("pages/importance.py", "see which points importance sampling protects most (paper Fig. 1)"),
+    ("pages/clustering.py", "compare DP k-means algorithms at the same ε"),
+    ("pages/utility.py", "find the ε that gives the accuracy you need"),
+    ("pages/friendlycore.py", "watch FriendlyCore drop outliers before averaging"),
+    ("pages/sensitivity.py", "release a statistic nobody bounded, with random DP"),
+    ("pages/ledger.py", "switch to release mode and watch the budget being spent"),
+]
+with st.expander("New here? Start with the cities sample, then…", expanded=False):
+    for path, what in GUIDE:
+        if path in ss.get("nav_pages", {}):
+            title, icon = ss["nav_pages"][path]
+            st.page_link(path, label=f"{title}: {what}", icon=icon)
+
 st.file_uploader(
     "Upload a table (CSV, TSV, Parquet, optionally .gz); it is held in memory only",
     type=["csv", "tsv", "txt", "parquet", "gz"], key="upload",

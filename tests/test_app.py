@@ -182,3 +182,23 @@ def test_synthetic_generator_parameters():
     assert trace_array(spec["data"][0], "x").shape == (2000,)
     assert spec["layout"]["xaxis"]["title"]["text"].startswith("PC1")  # d = 5: principal axes
     assert at.multiselect(key="cols_mixture").value == ["x1", "x2", "x3", "x4", "x5"]
+
+
+def test_large_upload_is_drawn_as_a_seeded_subsample():
+    rng = np.random.default_rng(2)
+    pts = rng.normal(size=(60_000, 2))
+    body = "x,y\n" + "\n".join(f"{a:.4f},{b:.4f}" for a, b in pts) + "\n"
+    at = new_app()
+    at.file_uploader(key="upload").set_value(("big.csv", body.encode(), "text/csv")).run()
+    assert not at.exception and not errors(at)
+    spec = figure_specs(at)[0]
+    assert trace_array(spec["data"][0], "x").shape == (50_000,)
+    assert "showing 50,000 of 60,000" in spec["layout"]["title"]["text"]
+
+
+def test_start_here_links_only_to_pages_in_navigation():
+    at = new_app()
+    links = [el for el in at.get("page_link")]
+    assert links  # the guide links the algorithm pages that are available
+    nav = at.session_state["nav_pages"]
+    assert "pages/data.py" in nav and "pages/ledger.py" in nav

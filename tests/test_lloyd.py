@@ -307,3 +307,35 @@ def test_threaded_chunks_give_the_same_run(monkeypatch):
     monkeypatch.setattr(lloyd_mod, "_N_THREADS", 2)
     two = dp_lloyd(X, init, rng=3, **kw)
     np.testing.assert_allclose(two[-1], one[-1], rtol=1e-10, atol=1e-10)
+
+
+def test_sampled_iteration_passes_the_audit_at_its_amplified_epsilon_not_the_unweighted_one():
+    # One DP-Lloyd iteration on a uniform Poisson sample (rate p, weights 1/p). D1 adds a point
+    # of norm r to 40 points at the origin. Theorem 6 with the weighted profile gives
+    # ψ = log(1 + p(e^{K/p} − 1)) ≈ 0.48 for K = 1/β_count + r/β_sum = 0.2, p = 0.1; the classic
+    # mistake of amplifying the unweighted loss K gives log(1 + p(e^K − 1)) ≈ 0.022, which the
+    # audit must contradict. (The base sample count is Binomial(40, p): the same law as Poisson
+    # sampling of 40 identical points, drawn in one call for speed.)
+    from dpcore.importance import sampled_lloyd_epsilon
+
+    p, r, beta_sum, beta_count = 0.1, 1.0, 10.0, 10.0
+    kw = dict(beta_sum=beta_sum, beta_count=beta_count, n_iter=1, radius=r, n=41,
+              sample_size=p * 41)
+    claimed = sampled_lloyd_epsilon(sampler="uniform", **kw)
+    assert claimed == pytest.approx(math.log1p(p * math.expm1(0.2 / p)))
+
+    def sample(has_extra, size, rng):
+        counts = rng.binomial(40, p, size) / p
+        sums = np.zeros((size, 2))
+        if has_extra:
+            kept = rng.random(size) < p
+            counts = counts + kept / p
+            sums[:, 0] = kept * r / p
+        new = noisy_lloyd_update(sums, counts, np.zeros((size, 2)), beta_sum=beta_sum,
+                                 beta_count=beta_count, radius=1e6, rng=rng)
+        return new[:, 0]
+
+    res = audit_epsilon(sample, False, True, n_samples=100_000, rng=5)
+    assert res.consistent_with(claimed), str(res)
+    unweighted = math.log1p(p * math.expm1(0.2))
+    assert not res.consistent_with(unweighted), str(res)

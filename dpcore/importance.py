@@ -300,7 +300,7 @@ def _neg_lambertw_m1_from_log(log_negz: np.ndarray) -> np.ndarray:
     """v = −W₋₁(z) for z = −e^{L} ∈ [−1/e, 0), from L = log(−z) ≤ −1, in log space.
 
     Solves v − log v = −L on v ≥ 1 (the defining equation of the lower branch, (−v)e^{−v} = z)
-    by four Halley steps from the branch-point series (L > −1.6, p = sqrt(2(1 + e z))) or the
+    by three Halley steps from the branch-point series (L > −1.6, p = sqrt(2(1 + e z))) or the
     asymptotic series v ≈ −L + log(−L) + ... (further out); the start is within 2 % and three
     steps already reach rounding level (conditioning 1/(1 − 1/v) near the branch point). Working
     with L instead of z keeps it exact when z underflows (ε* ≳ 700 in the closed form below).
@@ -318,7 +318,7 @@ def _neg_lambertw_m1_from_log(log_negz: np.ndarray) -> np.ndarray:
         inv = 1.0 / nl
         far = nl + log_nl + log_nl * inv * (1.0 - 0.5 * (log_nl - 2.0) * inv)
         v = np.where(nl < 1.6, near, far)
-        for _ in range(4):
+        for _ in range(3):
             g = v - np.log(v) - nl
             inv_v = 1.0 / v
             g1 = 1.0 - inv_v

@@ -321,3 +321,25 @@ def test_c6_privacy_and_coreset_probabilities_are_rank_identical():
     q_core = coreset_probabilities(X, 400, radius=r)
     assert stats.spearmanr(q_priv, q_core).statistic > 0.999999
     assert stats.pearsonr(q_priv, q_core).statistic > 0.9
+
+
+def test_sampled_epsilon_for_full_and_uniform_and_bad_inputs():
+    kw = dict(beta_sum=50.0, beta_count=80.0, n_iter=10, radius=3.0)
+    full = sampled_lloyd_epsilon(sampler=None, **kw)
+    assert full == pytest.approx(10 * (3 / 50 + 1 / 80))
+    unif = sampled_lloyd_epsilon(sampler="uniform", n=1000, sample_size=100, **kw)
+    assert unif == pytest.approx(math.log1p(0.1 * math.expm1(full / 0.1)))
+    assert unif > full  # Prop. 17: weights 1/q undo the amplification
+    with pytest.raises(ValueError, match="sampler must be"):
+        sampled_lloyd_epsilon(sampler="magic", n=10, sample_size=1, **kw)
+    with pytest.raises(ValueError, match="Assumption 8"):
+        sampled_lloyd_epsilon(sampler="privacy", target_epsilon=full / 2, **kw)
+    with pytest.raises(ValueError, match="largest feasible sample_size"):
+        calibrate_lloyd("coreset", epsilon=1.0, n=1000, dim=3, radius=10.0, sample_size=900,
+                        mean_sq_norm=1.0)
+
+
+def test_uniform_calibration_inverts_prop_3_exactly():
+    for eps in (0.1, 3.0, 1000.0):
+        cal = calibrate_lloyd("uniform", epsilon=eps, sample_size=5000, n_iter=10, **COVERTYPE)
+        assert cal.epsilon == pytest.approx(eps, rel=1e-12)

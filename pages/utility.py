@@ -70,7 +70,8 @@ if st.button("Run sweep", key="pu_run", type="primary", disabled=not chosen,
     rows: list[dict] = []
     ss["pu_rows"] = rows  # partial results survive a stop
     ss["pu_done"] = False
-    ss["pu_setup"] = {"data": ds.fp, "release": release, "metric": metric_name}
+    ss["pu_setup"] = {"data": ds.fp, "release": release, "metric": metric_name,
+                      "k": int(ss["k"])}
     bar = st.progress(0.0, text="starting")
     if metric_name.startswith("cost ÷"):
         from dpcore.sweeps import _ALGORITHMS
@@ -106,6 +107,7 @@ if setup.get("data") != ds.fp or setup.get("release") != release:
     st.info("The data or the mode changed since the last sweep: run it again.")
     st.stop()
 table = pd.DataFrame(rows)
+st.caption(f"Sweep computed for k = {setup.get('k')} on {X.shape[0]:,} points.")
 if not ss.get("pu_done"):
     st.warning(f"Sweep stopped after {len(table)} fits; the curves use the finished ones.")
 failed = table["error"].notna()

@@ -80,7 +80,8 @@ def browser(chromium_path):
 @pytest.fixture(scope="module")
 def page(browser, server):
     """One browser session for the module: the tests run in file order on the same app session
-    (slider, then upload, then every page), which saves a full app load per test."""
+    (slider, every page, sweep, then upload, which changes the data set), saving an app load per
+    test."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1800})
     pg = ctx.new_page()
     pg.set_default_timeout(60_000)
@@ -134,6 +135,26 @@ def test_every_page_renders_in_chromium(page, server):
         if page.locator("[data-testid='stPlotlyChart']").count():
             page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg")
     assert_no_errors(page, "last page")
+
+
+def test_sweep_can_be_stopped_and_keeps_finished_runs(page, server):
+    ensure_open(page, server)
+    page.locator("[data-testid='stSidebarNav'] a[href$='/utility']").click()
+    wait_ready(page)
+    reps = page.get_by_role("slider", name="Repetitions")
+    reps.focus()
+    reps.press("End")  # 20 repetitions: a sweep long enough to stop halfway
+    wait_ready(page)
+    page.get_by_role("button", name="Run sweep").click()
+    page.get_by_role("progressbar").first.wait_for()
+    page.wait_for_timeout(1500)
+    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop").click()
+    wait_ready(page)
+    warning = page.locator("[data-testid='stAlertContentWarning']", has_text="Sweep stopped")
+    warning.wait_for()
+    assert "the curves use the finished ones" in warning.inner_text()
+    page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg")
+    assert_no_errors(page, "after stopping the sweep")
 
 
 def test_upload_a_file_then_a_bad_one(page, server):

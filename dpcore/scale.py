@@ -323,12 +323,23 @@ class ScaleSample:
 
 def _private_mean_sq_norm(sum_sq: float, n: int, *, radius: float, epsilon: float,
                           sample_size: float, lam: float, rng: np.random.Generator) -> float:
-    """Laplace release of x̃ = Σ‖x‖²/n (sensitivity r² under add/remove), clamped to feasible."""
+    """Laplace release of x̃ = Σ‖x‖²/n (sensitivity r² under add/remove), clamped to feasible.
+
+    The lower end of the clamp is the smallest x̃ keeping q ≤ 1 on the whole ball
+    (``coreset_max_sample_size(n, x̃, r², λ) ≥ m``); if it binds, a warning says that the
+    expected sample size will be below m (Σ q = λm + (1 − λ) m x̃_true / x̃_used).
+    """
     from dpcore.noise import laplace, laplace_scale
 
     noisy = (sum_sq + float(laplace(laplace_scale(radius**2, epsilon), rng=rng))) / n
-    # smallest x̃ keeping q ≤ 1 on the whole ball (coreset_max_sample_size(n, x̃, r², λ) ≥ m)
     lowest = (1.0 - lam) * sample_size * radius**2 / (n - lam * sample_size)
+    if noisy < lowest:
+        warnings.warn(
+            f"the private mean squared norm {noisy:.6g} is below {lowest:.6g}, the smallest "
+            f"value that keeps every coreset probability ≤ 1 at sample_size={sample_size:g}; "
+            f"{lowest:.6g} is used, so the expected sample size is below {sample_size:g} "
+            "(a smaller sample_size avoids this)",
+            UserWarning, stacklevel=3)
     return float(min(max(noisy, lowest), radius**2))
 
 

@@ -161,8 +161,9 @@ def test_private_mean_sq_norm_is_laplace_with_sensitivity_r_squared():
     noise = draws * n - total
     assert stats.kstest(noise, stats.laplace(scale=r**2 / eps).cdf).pvalue > 1e-3
     # clamped to the feasible interval: a tiny true statistic still gives q ≤ 1 on the ball
-    low = scale._private_mean_sq_norm(0.0, n, radius=r, epsilon=1e6, sample_size=10, lam=0.5,
-                                      rng=rng)
+    with pytest.warns(UserWarning, match="expected sample size is below 10"):
+        low = scale._private_mean_sq_norm(0.0, n, radius=r, epsilon=1e6, sample_size=10,
+                                          lam=0.5, rng=rng)
     assert importance.coreset_max_sample_size(n, low, r * r, lam=0.5) >= 10 * (1 - 1e-9)
 
 

@@ -10,6 +10,7 @@ import streamlit as st
 
 from dpcore import plots
 from dpcore.data import data_radius, numeric_columns
+from dpcore.privacy import BudgetExceededError
 from dpcore.ui_state import pca_projection
 from pages._common import (
     EXPLORE_NOTE,
@@ -19,9 +20,11 @@ from pages._common import (
     forget_spec,
     init_state,
     is_release_mode,
+    ledger,
     mixture_params,
     proxy_points,
     raw_frame,
+    release_seed,
     show,
     spec,
     upload_file,
@@ -158,6 +161,52 @@ def _suggest_radius() -> None:
 if key == UPLOAD or sp["radius"] is None or "NOT private" in sp["radius_from"]:
     st.button("Suggest a radius from the data (not private)", key="suggest_radius",
               on_click=_suggest_radius)
+
+
+def _private_radius() -> None:
+    from dpcore.bounds import private_norm_quantile
+    from dpcore.runconfig import prepare_matrix
+
+    q, eps_r = float(ss["pr_q"]), float(ss["pr_eps"])
+    lo, hi = float(ss["pr_lo"]), float(ss["pr_hi"])
+    if not 0 < lo < hi:
+        ss["radius_msg"] = ("error", f"the candidate range needs 0 < lower < upper, got {lo:g}, "
+                                     f"{hi:g}")
+        return
+    seed = release_seed()
+    est = private_norm_quantile(prepare_matrix(df, columns=sp["columns"], center=sp["center"]),
+                                q, epsilon=eps_r, lower=lo, upper=hi, rng=seed)
+    if is_release_mode():
+        cfg = {"mechanism": "private_norm_quantile", "seed": seed, "data": {"source": source},
+               "params": {"quantile": q, "epsilon": eps_r, "lower": lo, "upper": hi}}
+        try:
+            ledger().spend("data: private radius", est.privacy_, mechanism=cfg["mechanism"],
+                           seed=seed, params=cfg["params"], source=source)
+        except BudgetExceededError as exc:
+            ss["radius_msg"] = ("error", f"Release refused, nothing was released: {exc}")
+            return
+    r = float(f"{est.radius:.4g}")
+    ss[f"radius_{key}"] = r
+    sp["radius"] = r
+    sp["radius_from"] = (f"estimated privately: {q:.0%} quantile of the norms under "
+                         f"{est.privacy_}" + ("" if is_release_mode() else
+                                              " (explore mode: not recorded in the ledger)"))
+    ss["radius_msg"] = ("success", f"Private radius estimate: {r:g} ({est.privacy_}).")
+
+
+with st.expander("Estimate the radius privately (spends budget)"):
+    st.caption("An ε-DP quantile of the row norms (exponential mechanism over a public "
+               "log-spaced grid, dpcore.bounds). In release mode it is recorded in the ledger.")
+    e1, e2, e3, e4 = st.columns(4)
+    e1.number_input("quantile", 0.5, 1.0, value=0.99, key="pr_q")
+    e2.number_input("ε for it", 0.001, 10.0, value=0.1, key="pr_eps", format="%.3g")
+    e3.number_input("smallest candidate", 1e-12, value=1e-3, key="pr_lo", format="%.3g")
+    e4.number_input("largest candidate", 1e-12, value=1e6, key="pr_hi", format="%.3g",
+                    help="Public: a generous bound chosen without looking at the data.")
+    st.button("Estimate radius privately", key="private_radius", on_click=_private_radius)
+msg = ss.pop("radius_msg", None)
+if msg is not None:
+    (st.error if msg[0] == "error" else st.success)(msg[1])
 if "NOT private" in sp["radius_from"]:
     st.warning("The radius was read off the data: a real release with it leaks information about "
                "the data (PrivacyLeakWarning). Replace it by a bound you know independently of "

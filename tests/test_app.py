@@ -202,3 +202,21 @@ def test_start_here_links_only_to_pages_in_navigation():
     assert links  # the guide links the algorithm pages that are available
     nav = at.session_state["nav_pages"]
     assert "pages/data.py" in nav and "pages/ledger.py" in nav
+
+
+def test_private_radius_estimate_is_recorded_in_release_mode():
+    rng = np.random.default_rng(4)
+    pts = rng.normal(size=(3000, 2)) * 10
+    body = "x,y\n" + "\n".join(f"{a:.4f},{b:.4f}" for a, b in pts) + "\n"
+    at = new_app({"mode": "release"})
+    at.file_uploader(key="upload").set_value(("p.csv", body.encode(), "text/csv")).run()
+    assert at.number_input(key="radius_upload").value is None
+    at.number_input(key="pr_eps").set_value(1.0).run()
+    at.button(key="private_radius").click().run()
+    assert not at.exception and not errors(at)
+    r = at.number_input(key="radius_upload").value
+    norms = np.linalg.norm(pts, axis=1)
+    assert 0.97 <= np.mean(norms <= r) <= 1.0  # the 99 % quantile, up to one grid step
+    led = at.session_state["ledger"]
+    assert len(led) == 1 and led.entries[0].label == "data: private radius"
+    assert any("estimated privately" in c.value for c in at.caption)

@@ -52,6 +52,8 @@ __all__ = [
     "get_mechanism",
     "load_data",
     "make_config",
+    "mixture_frame",
+    "mixture_source",
     "prepare_matrix",
     "read_table",
     "register",
@@ -500,8 +502,46 @@ def validate_config(d: Any) -> dict:
 # --------------------------------------------------------------------------------------------
 
 
+MIXTURE_PREFIX = "mixture:"
+
+
+def mixture_source(n: int, d: int, k: int, sigma: float, center_radius: float) -> str:
+    """``data.source`` naming the synthetic Gaussian mixture the dashboard offers.
+
+    ``read_table`` regenerates it (:func:`dpcore.datasets.gaussian_mixture` with ``rng=0``), so a
+    configuration downloaded from the dashboard's synthetic data runs from the command line.
+    """
+    return (f"{MIXTURE_PREFIX}n={int(n)},d={int(d)},k={int(k)},sigma={float(sigma)!r},"
+            f"center_radius={float(center_radius)!r}")
+
+
+def mixture_frame(n: int, d: int, k: int, sigma: float, center_radius: float):
+    """The synthetic mixture as a DataFrame: columns ``x1..xd`` and its ``component``."""
+    import pandas as pd
+
+    from dpcore.datasets import gaussian_mixture
+
+    X, labels, _ = gaussian_mixture(n, d, k, sigma=sigma, center_radius=center_radius, rng=0)
+    df = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(d)])
+    df["component"] = labels
+    return df
+
+
+def _parse_mixture(source: str) -> dict:
+    types = {"n": int, "d": int, "k": int, "sigma": float, "center_radius": float}
+    try:
+        items = dict(item.split("=", 1) for item in source[len(MIXTURE_PREFIX):].split(","))
+        if set(items) != set(types):
+            raise ValueError
+        return {key: types[key](value) for key, value in items.items()}
+    except ValueError:
+        raise ValueError(f"data.source {source!r} must look like "
+                         f"{mixture_source(1000, 2, 3, 1.0, 10.0)!r}") from None
+
+
 def read_table(source: str):
-    """A bundled sample, a file, or a directory of Parquet files, as a DataFrame.
+    """A bundled sample, a file, a directory of Parquet files or a synthetic mixture
+    (:func:`mixture_source`), as a DataFrame.
 
     Returns ``(df, default_columns)``: a sample data set's documented feature columns (e.g.
     longitude/latitude of "cities", not its population), ``None`` for files (all numeric).
@@ -512,6 +552,8 @@ def read_table(source: str):
     from dpcore import data as dpdata
     from dpcore.datasets import SAMPLE_DATASETS, load_sample
 
+    if source.startswith(MIXTURE_PREFIX):
+        return mixture_frame(**_parse_mixture(source)), None
     path = Path(source).expanduser()
     if path.is_dir():
         if not any(path.glob("*.parquet")):

@@ -233,3 +233,17 @@ def test_friendly_mean_radius_is_not_the_data_radius():
     assert not mech.fill_radius
     assert rc._resolve_params(mech, {"epsilon": 1.0, "delta": 1e-6}, {"radius": 3.0}) == {
         "epsilon": 1.0, "delta": 1e-6}
+
+
+def test_synthetic_mixture_source_regenerates_the_dashboard_data(standins):
+    source = rc.mixture_source(500, 3, 4, 0.5, 6.0)
+    df, default_columns = rc.read_table(source)
+    assert df.shape == (500, 4) and default_columns is None
+    pd.testing.assert_frame_equal(df, rc.mixture_frame(500, 3, 4, 0.5, 6.0))  # rng=0: stable
+    cfg = rc.make_config("standin_mean", {"epsilon": 1e9},
+                         {"source": source, "columns": ["x1", "x2", "x3"], "radius": 100.0},
+                         seed=0)
+    np.testing.assert_allclose(rc.run_config(cfg).released["mean"],
+                               df[["x1", "x2", "x3"]].mean().to_numpy(), atol=1e-6)
+    with pytest.raises(ValueError, match="must look like 'mixture:n=1000,d=2"):
+        rc.read_table("mixture:n=5")

@@ -435,23 +435,24 @@ def _loop_gaps(f: Callable, records: np.ndarray, n: int, order) -> tuple[np.ndar
     """
     b = records.shape[0]
     errors: list[str] = []
-    d, d_prime = _neighbours(records, n)
     outs: list[Any] = [None] * b
     for i in range(b):
+        x = records[i]
         try:
-            outs[i] = (f(d[i]), f(d_prime[i]))
+            # D' built per pair: a small allocation beats copying the whole chunk at once
+            outs[i] = (f(x[:n]), f(np.concatenate((x[: n - 1], x[n:]))))
         except Exception as exc:  # a black box may fail in any way; report, never release
             errors.append(f"{type(exc).__name__}: {exc}")
     ok = [i for i in range(b) if outs[i] is not None]
     gaps = np.full(b, np.nan)
     if not callable(order) and ok:
-        shapes = {np.shape(out) for i in ok for out in outs[i]}
-        try:
-            first = np.stack([np.asarray(outs[i][0], dtype=float).ravel() for i in ok])
-            second = np.stack([np.asarray(outs[i][1], dtype=float).ravel() for i in ok])
-        except (TypeError, ValueError):  # non-numeric outputs: the pairwise check explains
-            shapes = set()
-        if len(shapes) == 1:
+        try:  # one conversion per side; ragged outputs raise and take the pairwise path
+            first = np.asarray([outs[i][0] for i in ok], dtype=float)
+            second = np.asarray([outs[i][1] for i in ok], dtype=float)
+        except (TypeError, ValueError):
+            first = second = None
+        if first is not None and first.shape == second.shape:
+            first, second = first.reshape(len(ok), -1), second.reshape(len(ok), -1)
             gaps[ok] = _rowwise_gaps(first, second, order)
             return gaps, errors
     for i in ok:

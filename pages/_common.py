@@ -185,7 +185,10 @@ def current_dataset() -> Dataset | None:
     if df is None:
         return None
     sp = spec(key, df)
-    memo_key = (key, source, id(df), json.dumps(sp, sort_keys=True, default=str))
+    # Samples and the mixture are identified by name and parameters (cache_data hands out a
+    # fresh copy of the frame every run); an upload by the frame object held in the session.
+    ident = id(df) if key == UPLOAD else json.dumps(mixture_params() if key == SYNTHETIC else key)
+    memo_key = (key, source, ident, json.dumps(sp, sort_keys=True, default=str))
     memo = st.session_state.get("_prepared")
     if memo is not None and memo[0] == memo_key:
         return memo[1]

@@ -56,7 +56,7 @@ n_used = c1.number_input("Points used (seeded subsample)", 100, ds.n, value=min(
                          help="Exact friend counting is quadratic in n; a random subset keeps the "
                               "page fast (and running a DP mechanism on a random subset is "
                               "still DP for the full data).")
-r = c2.number_input("Friend radius r (public)", 1e-9, value=float(f"{ds.radius:.3g}"),
+r = c2.number_input("Friend radius r (public)", 1e-9, value=float(f"{ds.radius / 2:.3g}"),
                     format="%.4g", key="fc_r",
                     help="dist_r predicate: x and y are friends when ‖x − y‖ ≤ r.")
 paradigm = c3.radio("Paradigm", ["zcdp", "dp"], horizontal=True, key="fc_paradigm",
@@ -167,7 +167,7 @@ with c2:
     if paradigm == "zcdp":
         true_mean = X.mean(axis=0)
         plots.add_points(fig, proj(to_table_units(ds, true_mean)), name="true mean (not private)",
-                         index=1)
+                         index=4)
         if out["estimate"] is not None:
             plots.add_points(fig, proj(to_table_units(ds, out["estimate"])),
                              name="FriendlyCore private mean", index=0)

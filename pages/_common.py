@@ -15,9 +15,9 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.data import DataError, load_table, numeric_columns
-from dpcore.datasets import SAMPLE_DATASETS, gaussian_mixture, load_sample
+from dpcore.datasets import SAMPLE_DATASETS, load_sample
 from dpcore.privacy import ApproxDP, BudgetExceededError, PrivacyLedger, RandomDP
-from dpcore.runconfig import make_config, prepare_matrix
+from dpcore.runconfig import make_config, mixture_frame, mixture_source, prepare_matrix
 from dpcore.ui_state import box_geometry, explore_seed, fingerprint, fresh_seed, synthetic_proxy
 
 SYNTHETIC = "mixture"
@@ -121,10 +121,8 @@ def _sample_frame(name: str) -> pd.DataFrame:
 
 @st.cache_data(show_spinner="Generating the synthetic mixture…", max_entries=8)
 def _mixture_frame(n: int, d: int, k: int, sigma: float, center_radius: float) -> pd.DataFrame:
-    X, labels, _ = gaussian_mixture(n, d, k, sigma=sigma, center_radius=center_radius, rng=0)
-    df = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(d)])
-    df["component"] = labels
-    return df
+    # dpcore.runconfig regenerates the same frame from the configuration's data.source.
+    return mixture_frame(n, d, k, sigma, center_radius)
 
 
 def mixture_params() -> dict[str, Any]:
@@ -156,7 +154,7 @@ def raw_frame(key: str) -> tuple[pd.DataFrame | None, str, str]:
     if key == SYNTHETIC:
         m = mixture_params()
         return (_mixture_frame(m["n"], m["d"], m["k"], m["sigma"], m["center_radius"]),
-                "synthetic mixture", f"Synthetic mixture of {m['k']} Gaussians (n = {m['n']:,})")
+                mixture_source(**m), f"Synthetic mixture of {m['k']} Gaussians (n = {m['n']:,})")
     up = st.session_state.get("uploaded")
     if up is None:
         return None, "", "no file uploaded yet"

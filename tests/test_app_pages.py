@@ -209,3 +209,16 @@ def test_sensitivity_page_ecdf_global_bound_and_gamma_budget():
     assert not errors(at)
     assert len(at.session_state["ledger"]) == 1
     assert "random DP" in str(at.session_state["ledger"].total())
+
+
+def test_mixture_config_reruns_from_its_source_alone(monkeypatch):
+    downloads = capture_downloads(monkeypatch)
+    at, _ = _page("pages/importance.py", {"data": "mixture", "sampler": "uniform"})
+    assert not at.exception and not errors(at)
+    config = json.loads(downloads["imp_config"])
+    assert config["data"]["source"].startswith("mixture:")
+    from dpcore.runconfig import run_config
+
+    result = run_config(config)  # no data passed: regenerated from data.source
+    C_page = np.loadtxt(downloads["imp_centers_csv"].splitlines()[1:], delimiter=",")
+    np.testing.assert_allclose(result.released["centers"], C_page, rtol=1e-6, atol=1e-6)

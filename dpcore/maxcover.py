@@ -475,7 +475,11 @@ def offset_set(d_prime: int, approx: float) -> np.ndarray:
     Level-independent because r_i = t_i√d'/ε. N includes 0.
     """
     approx = _check_approx(approx)
-    bound = d_prime * (1.0 / approx + 1.0) ** 2
+    return _offsets_within(d_prime, d_prime * (1.0 / approx + 1.0) ** 2)
+
+
+def _offsets_within(d_prime: int, bound: float) -> np.ndarray:
+    """{v ∈ N^{d'} : Σ v_j² < bound} by recursive enumeration (bound = ρ² in lattice units)."""
     vmax = math.ceil(math.sqrt(bound))
     rows = np.zeros((1, 0), dtype=np.int64)
     sq = np.zeros(1)
@@ -587,6 +591,15 @@ class _IncidenceCover:
         return gen.integers(-self.M, self.M + 1, size=self.d)
 
 
+def _max_run(rows: np.ndarray) -> int:
+    """Largest multiplicity of a row of an integer array (lexsort + run lengths)."""
+    order = np.lexsort(rows.T)
+    r = rows[order]
+    change = np.any(r[1:] != r[:-1], axis=1)
+    bounds = np.flatnonzero(np.concatenate([[True], change, [True]]))
+    return int(np.diff(bounds).max())
+
+
 class _LazyCover:
     """Exact sampler of the non-uniform branch by adaptive rejection from an upper envelope.
 
@@ -624,18 +637,27 @@ class _LazyCover:
             # c_max: a ball of radius ρ lies in a box of side 2ρ, which meets at most 2^{d'}
             # cells of the aligned grid of side 2ρ; O(n), unlike exact neighbour counts.
             cells = np.floor(self.Y[self.idx] / (2 * self.rho)).astype(np.int64)
-            _, per_cell = np.unique(cells, axis=0, return_counts=True)
-            self.c_max = int(min(self.idx.size, 2**self.d * per_cell.max()))
+            self.c_max = int(min(self.idx.size, 2**self.d * _max_run(cells)))
             self._push_global()
 
     def _rebuild(self) -> None:
         self.idx = np.flatnonzero(self.active)
-        if self.idx.size:
-            self.tree = cKDTree(self.Y[self.idx])
-            self.F = np.floor(self.Y[self.idx]).astype(np.int64)
-        else:
-            self.tree = None
-        self._ftree = None  # built on first use (only proposals from the global node need it)
+        self._tree = self._ftree = self._F = None  # built on first use: the fine levels never
+        # need them (every pick there comes from the uniform branch)
+
+    @property
+    def tree(self) -> cKDTree | None:
+        """k-d tree of the uncovered points (lattice units)."""
+        if self._tree is None and self.idx.size:
+            self._tree = cKDTree(self.Y[self.idx])
+        return self._tree
+
+    @property
+    def F(self) -> np.ndarray:
+        """⌊y⌋ of the uncovered points."""
+        if self._F is None:
+            self._F = np.floor(self.Y[self.idx]).astype(np.int64)
+        return self._F
 
     def _h(self, c: float) -> float:
         return float(_log_expm1(self.a * c)) - math.log(c)  # log h(c)
@@ -646,7 +668,7 @@ class _LazyCover:
         self.logmass.append(log_u)
 
     def _push_box(self, lo: np.ndarray, hi: np.ndarray) -> None:
-        if self.tree is None:
+        if not self.idx.size:
             return
         size = int(np.prod((hi - lo + 1).astype(float)))
         if size <= self.block_size:
@@ -661,7 +683,7 @@ class _LazyCover:
             self.logmass.append(math.log(size) + float(_log_expm1(self.a * B)))
 
     def _push_block(self, lo: np.ndarray, hi: np.ndarray | None = None, G=None) -> None:
-        if self.tree is None:
+        if not self.idx.size:
             return
         if G is None:
             axes = [np.arange(lo[j], hi[j] + 1) for j in range(self.d)]
@@ -690,7 +712,7 @@ class _LazyCover:
 
     def cover_of(self, b: np.ndarray) -> np.ndarray:
         """Indices (into Y) of the uncovered points strictly within ρ of grid point b."""
-        if self.tree is None:
+        if not self.idx.size:
             return np.empty(0, dtype=np.int64)
         cand = self.idx[np.asarray(self.tree.query_ball_point(b.astype(float), self.r_up), int)]
         return cand[_within(self.Y[cand], b, self.rho)]
@@ -800,7 +822,7 @@ def private_grid_set_cover(
     out = np.empty((k_prime, d), dtype=np.int64)
     if sampler == "incidence":
         act_idx = np.flatnonzero(active)
-        V_signed = _signed_offsets(offset_set(d, _approx_from_rho(rho, d)))
+        V_signed = _signed_offsets(_offsets_within(d, rho * rho))
         inc = _IncidenceCover(Yl[act_idx], rho, M, V_signed, max_incidences)
         local_active = np.ones(act_idx.size, dtype=bool)
         for q in range(k_prime):
@@ -824,11 +846,6 @@ def private_grid_set_cover(
     else:
         raise ValueError(f"sampler must be 'lazy' or 'incidence', got {sampler!r}")
     return out
-
-
-def _approx_from_rho(rho: float, d: int) -> float:
-    # ρ = (1+ε)√d'/ε  ⇔  ε = √d'/(ρ − √d')
-    return math.sqrt(d) / (rho - math.sqrt(d))
 
 
 # --------------------------------------------------------------------------------------------
@@ -889,6 +906,13 @@ class MaxCoverKMeans:
         paper's experiments do (Sec. 7); it takes the ``"lloyd"`` share of the budget.
     sampler : {"lazy", "incidence"}
         Implementation of the exponential mechanism over G_i (identical output distribution).
+    grid_stride : int
+        1 (default) is the paper's grid. s > 1 restricts the candidates to the sub-lattice
+        (s·t_i)·Z^{d'} with the same cover radius R_i: NOT in the paper, a data-independent
+        restriction of the exponential mechanism's range (spec §5.3 item 8), so the privacy
+        guarantee is unchanged, but the snapping error grows to s·t_i√d' (Lemma 5.1's utility
+        bound no longer applies). It divides the grid points per ball by ≈ s^{d'}, which is
+        what makes the dense levels tractable at n ≈ 10⁵ (see the reproduction report).
     rng : None, int or Generator
 
     Attributes
@@ -916,6 +940,7 @@ class MaxCoverKMeans:
         n_public: int | None = None,
         final_lloyd: bool = False,
         sampler: str = "lazy",
+        grid_stride: int = 1,
         rng: RNGLike = None,
     ) -> None:
         self.n_clusters = n_clusters
@@ -928,6 +953,7 @@ class MaxCoverKMeans:
         self.n_public = n_public
         self.final_lloyd = final_lloyd
         self.sampler = sampler
+        self.grid_stride = grid_stride
         self.rng = rng
 
     # -- validation ---------------------------------------------------------------------------
@@ -947,6 +973,12 @@ class MaxCoverKMeans:
         radius = _check_radius(self.radius)
         if self.sampler not in ("lazy", "incidence"):
             raise ValueError(f"sampler must be 'lazy' or 'incidence', got {self.sampler!r}")
+        if (
+            isinstance(self.grid_stride, bool)
+            or int(self.grid_stride) != self.grid_stride
+            or (self.grid_stride < 1)
+        ):
+            raise ValueError(f"grid_stride must be a positive integer, got {self.grid_stride!r}")
         if self.proj_dim is not None and (int(self.proj_dim) != self.proj_dim or self.proj_dim < 1):
             raise ValueError(f"proj_dim must be a positive integer or None, got {self.proj_dim!r}")
         return _clip_with_warning(X, radius), int(k)
@@ -984,20 +1016,21 @@ class MaxCoverKMeans:
         active = np.ones(n, dtype=bool)
         stats: dict = {}
         cands = []
+        stride = int(self.grid_stride)
         for i in range(sched.m):
             b = private_grid_set_cover(
                 Y,
                 active,
-                float(sched.t[i]),
-                sched.rho,
-                int(sched.M[i]),
+                float(sched.t[i]) * stride,
+                sched.rho / stride,
+                int(sched.M[i]) // stride,
                 k_prime,
                 budget.eps_E,
                 rng=gen,
                 sampler=self.sampler,
                 stats=stats,
             )
-            cands.append(b * sched.t[i])
+            cands.append(b * (sched.t[i] * stride))
         # Line 14: C = ∪ C_i (exact duplicates merged: post-processing).
         C = np.unique(np.vstack(cands), axis=0)
         # Lines 13, 15–18: reset D', nearest candidate, Laplace counts (ℓ1 sensitivity 1).

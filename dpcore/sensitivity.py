@@ -464,12 +464,12 @@ def _loop_gaps(f: Callable, records: np.ndarray, n: int, order) -> tuple[np.ndar
 
 
 def _batch_gaps(batch: Callable, records: np.ndarray, n: int, order) -> np.ndarray:
-    d, d_prime = _neighbours(records, n)
-    out = np.asarray(batch(np.concatenate([d, d_prime], axis=0)), dtype=float)
+    d, d_prime = _neighbours(records, n)  # d is a view; only d' is copied
     b = records.shape[0]
-    if out.shape[0] != 2 * b:
-        raise ValueError(f"batched f returned {out.shape[0]} outputs for {2 * b} data sets")
-    return _rowwise_gaps(out[:b].reshape(b, -1), out[b:].reshape(b, -1), order)
+    out = [np.asarray(batch(x), dtype=float) for x in (d, d_prime)]
+    if out[0].shape[0] != b or out[0].shape != out[1].shape:
+        raise ValueError(f"batched f returned shapes {out[0].shape}, {out[1].shape} for {b} pairs")
+    return _rowwise_gaps(out[0].reshape(b, -1), out[1].reshape(b, -1), order)
 
 
 def _rowwise_gaps(a: np.ndarray, b: np.ndarray, order) -> np.ndarray:

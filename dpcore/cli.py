@@ -229,7 +229,7 @@ def _run_dask(args: argparse.Namespace, cfg: dict):
             res = scale.kmeans(data["source"], params.pop("n_clusters"), sampler=sampler,
                                **params, **common, n=args.n_rows,
                                mean_sq_norm=args.mean_sq_norm, stat_epsilon=args.stat_epsilon,
-                               client=client)
+                               client=client, gather=not args.sample_on_cluster)
     return RunResult("dplloyd", {"centers": res.cluster_centers_}, res.privacy_,
                      time.perf_counter() - t0, cfg)
 
@@ -381,6 +381,8 @@ def build_parser() -> argparse.ArgumentParser:
     big.add_argument("--dask", nargs="?", const="local", metavar="SCHEDULER",
                      help="stream the data with Dask: 'local' (default) or a scheduler address")
     _add_scale_flags(big)
+    big.add_argument("--sample-on-cluster", action="store_true",
+                     help="keep a large sample on the cluster (DP-Lloyd by map-reduce)")
     run.set_defaults(func=cmd_run)
 
     lst = sub.add_parser("list", parents=[quiet], help="list the mechanisms and their parameters")

@@ -211,6 +211,13 @@ def _sample_part(part: Any, index: int, seed: np.random.SeedSequence, radius: fl
             "weights": weights, "local": idx}
 
 
+def _lloyd_sample_part(res: dict, centers: np.ndarray):
+    """Noise-free weighted Lloyd statistics of one persisted partition sample."""
+    from dpcore.lloyd import lloyd_statistics
+
+    return lloyd_statistics(res["X"], centers, res["weights"])
+
+
 def _lloyd_part(part: Any, index: int, radius: float, center: np.ndarray | None,
                 centers: np.ndarray):
     from dpcore.lloyd import lloyd_statistics
@@ -273,11 +280,12 @@ class ScaleSample:
 
     Attributes
     ----------
-    X : (m', d) ndarray
-        Sampled rows, centred on the declared centre and clipped to the radius.
-    weights : (m',) ndarray
+    X : (m', d) ndarray or None
+        Sampled rows, centred on the declared centre and clipped to the radius (None when the
+        sample was kept on the cluster, ``gather=False``).
+    weights : (m',) ndarray or None
         1/q of each sampled row.
-    indices : (m',) int64
+    indices : (m',) int64 or None
         Global row numbers (partition order). A diagnostic: *not* differentially private.
     n : int
         Rows in the data (public, see the module notes).
@@ -294,11 +302,15 @@ class ScaleSample:
         What releasing x̃ cost (``PureDP(stat_epsilon)``), None when nothing was spent.
     seconds : dict
         Wall time of each pass.
+    size, dim : int
+        m', the number of sampled rows, and d, their width.
+    partitions : list of dask Delayed or None
+        With ``gather=False``: the persisted per-partition samples (dicts with "X", "weights").
     """
 
-    X: np.ndarray
-    weights: np.ndarray
-    indices: np.ndarray
+    X: np.ndarray | None
+    weights: np.ndarray | None
+    indices: np.ndarray | None
     n: int
     partition_rows: np.ndarray
     sample_size: float
@@ -309,6 +321,9 @@ class ScaleSample:
     mean_sq_norm_source: str | None
     guarantee: Any = None
     seconds: dict = field(default_factory=dict)
+    size: int = 0
+    dim: int = 0
+    partitions: list | None = None
 
     def summary(self) -> str:
         stat = ""
@@ -316,7 +331,8 @@ class ScaleSample:
             stat = f"; mean squared norm {self.mean_sq_norm:.6g} ({self.mean_sq_norm_source})"
         spent = f"; spent {self.guarantee}" if self.guarantee is not None else ""
         secs = sum(self.seconds.values())
-        return (f"{self.sampler} sample: {len(self.X)} of {self.n} rows (expected "
+        where = "" if self.partitions is None else ", kept on the cluster"
+        return (f"{self.sampler} sample{where}: {self.size} of {self.n} rows (expected "
                 f"{self.sample_size:g}) from {len(self.partition_rows)} partitions in "
                 f"{secs:.3g} s{stat}{spent}")
 
@@ -358,6 +374,7 @@ def importance_sample(
     rng: RNGLike = None,
     client: Any = None,
     progress: Progress = None,
+    gather: bool = True,
 ) -> ScaleSample:
     """Poisson importance sample of partitioned data, gathered in memory (spec §1.4, §5.2).
 
@@ -390,6 +407,9 @@ def importance_sample(
         Default: the current default scheduler (a running Client if there is one).
     progress : callable, optional
         Called with short status lines.
+    gather : bool
+        False keeps the sample on the cluster (persisted per partition) for samples too large
+        for the driver; :func:`kmeans` then runs DP-Lloyd on it by map-reduce.
 
     Returns
     -------
@@ -474,15 +494,24 @@ def importance_sample(
     kind = "coreset" if coreset else "uniform"
     tasks = [delayed(_sample_part)(p, i, seeds[i], r, c, kind, m, total, x_tilde, float(lam))
              for i, p in enumerate(parts)]
-    results = _compute(tasks, client, f"pass {npass} (sampling)")
+    kept = None
+    if gather:
+        results = _compute(tasks, client, f"pass {npass} (sampling)")
+        meta = [_sample_meta(res) for res in results]
+    else:  # persist the samples where they are; bring back only their sizes
+        import dask
+
+        kept = list(client.persist(tasks) if client is not None else dask.persist(*tasks))
+        meta = _compute([delayed(_sample_meta)(k) for k in kept], client,
+                        f"pass {npass} (sampling)")
     t2 = time.perf_counter()
 
-    seen = np.array([res["rows"] for res in results], dtype=np.int64)
-    if len(results) != len(parts):
-        raise ScaleError(f"{len(results)} of {len(parts)} partitions came back; no sample is "
+    seen = np.array([mt[0] for mt in meta], dtype=np.int64)
+    if len(meta) != len(parts):
+        raise ScaleError(f"{len(meta)} of {len(parts)} partitions came back; no sample is "
                          "returned")
     if rows is None:  # one pass: the declared n is what the probabilities assumed
-        _check_columns({res["X"].shape[1] for res in results if res["rows"] > 0})
+        _check_columns({mt[2] for mt in meta if mt[0] > 0})
         if int(seen.sum()) != total:
             raise ValueError(f"declared n={total} but the data has {int(seen.sum())} rows; no "
                              "sample is returned")
@@ -493,18 +522,28 @@ def importance_sample(
             f"row counts differ between the passes (partitions {bad[:10]}): pass 1 saw "
             f"{int(rows.sum())} rows, pass 2 {int(seen.sum())}; the data changed or a "
             "partition was lost; no sample is returned")
-    offsets = np.concatenate([[0], np.cumsum(rows)[:-1]])
-    X = np.concatenate([res["X"] for res in results])
-    weights = np.concatenate([res["weights"] for res in results])
-    indices = np.concatenate([offsets[res["index"]] + res["local"] for res in results])
-    _say(progress, f"sampled {len(X)} rows in {t2 - t0:.2f} s "
+    size = int(sum(mt[1] for mt in meta))
+    X = weights = indices = None
+    if gather:
+        offsets = np.concatenate([[0], np.cumsum(rows)[:-1]])
+        X = np.concatenate([res["X"] for res in results])
+        weights = np.concatenate([res["weights"] for res in results])
+        indices = np.concatenate([offsets[res["index"]] + res["local"] for res in results])
+        indices = indices.astype(np.int64)
+    _say(progress, f"sampled {size} rows in {t2 - t0:.2f} s "
                    f"({total / max(t2 - t0, 1e-9):,.0f} rows/s)")
     return ScaleSample(
-        X=X, weights=weights, indices=indices.astype(np.int64), n=total,
+        X=X, weights=weights, indices=indices, n=total,
         partition_rows=rows, sample_size=m, sampler=sampler, lam=float(lam), radius=r,
         mean_sq_norm=x_tilde, mean_sq_norm_source=source, guarantee=guarantee,
-        seconds={"pass1": t1 - t0, "pass2": t2 - t1},
+        seconds={"pass1": t1 - t0, "pass2": t2 - t1}, size=size,
+        dim=max(mt[2] for mt in meta), partitions=kept,
     )
+
+
+def _sample_meta(res: dict) -> tuple[int, int, int]:
+    """(rows read, rows sampled, columns) of one partition's sample."""
+    return res["rows"], res["X"].shape[0], res["X"].shape[1]
 
 
 def _check_columns(dims: set[int]) -> None:
@@ -666,13 +705,19 @@ def kmeans(
     rng: RNGLike = None,
     client: Any = None,
     progress: Progress = None,
+    gather: bool = True,
 ) -> ScaleKMeans:
-    """Importance-sample partitioned data, then run weighted DP-Lloyd on the sample in memory.
+    """Importance-sample partitioned data, then run weighted DP-Lloyd on the sample.
 
     The noise is calibrated for the target (m, ε) exactly as in memory
     (:func:`dpcore.importance.calibrate_lloyd`: Prop. 3 for uniform, Eq. 5 for coreset), so the
     delivered guarantee is the same. With ``stat_epsilon`` the total ``epsilon`` is split:
     ε₀ = ``stat_epsilon`` for x̃ and ε − ε₀ for DP-Lloyd (basic composition).
+
+    ``gather=True`` brings the sample to the driver and runs :func:`dpcore.lloyd.dp_lloyd`
+    there; ``gather=False`` (a sample too large for the driver) keeps it on the cluster and
+    maps :func:`dpcore.lloyd.lloyd_statistics` over its partitions each iteration, with the
+    noise added once on the driver: the same algorithm and the same noise draws.
     """
     eps_total = float(epsilon)
     eps_lloyd = eps_total - (float(stat_epsilon) if stat_epsilon is not None else 0.0)
@@ -683,20 +728,34 @@ def kmeans(
     S = importance_sample(data, sample_size, radius=radius, sampler=sampler, lam=lam,
                           columns=columns, center=center, n=n, mean_sq_norm=mean_sq_norm,
                           stat_epsilon=stat_epsilon, rng=sample_seed, client=client,
-                          progress=progress)
-    d = S.X.shape[1]
+                          progress=progress, gather=gather)
+    d = S.dim
     cal = calibrate_lloyd(sampler if lam < 1 else "uniform", epsilon=eps_lloyd, n=S.n, dim=d,
                           radius=S.radius, n_iter=n_iter, sample_size=S.sample_size,
                           mean_sq_norm=S.mean_sq_norm, lam=lam)
+    from dask import delayed
+
     from dpcore.lloyd import dp_lloyd as dp_lloyd_in_memory
 
     gen = np.random.default_rng(lloyd_seed)
     t0 = time.perf_counter()
-    _say(progress, f"DP-Lloyd on the {len(S.X)} sampled rows in memory")
     C0 = _initial_centers(init, int(n_clusters), d, S.radius, gen)
-    centers = dp_lloyd_in_memory(S.X, C0, n_iter=n_iter, beta_sum=cal.beta_sum,
-                                 beta_count=cal.beta_count, radius=S.radius, weights=S.weights,
-                                 rng=gen)[-1]
+    if gather:
+        _say(progress, f"DP-Lloyd on the {S.size} sampled rows in memory")
+        centers = dp_lloyd_in_memory(S.X, C0, n_iter=n_iter, beta_sum=cal.beta_sum,
+                                     beta_count=cal.beta_count, radius=S.radius,
+                                     weights=S.weights, rng=gen)[-1]
+    else:
+        _say(progress, f"DP-Lloyd on the {S.size} sampled rows on the cluster")
+
+        def map_reduce(C: np.ndarray):
+            out = _compute([delayed(_lloyd_sample_part)(p, C) for p in S.partitions], client,
+                           "a DP-Lloyd iteration")
+            return sum(o[0] for o in out), sum(o[1] for o in out)
+
+        centers = _lloyd_iterations(map_reduce, C0, n_iter=n_iter, beta_sum=cal.beta_sum,
+                                    beta_count=cal.beta_count, radius=S.radius, rng=gen,
+                                    progress=progress)
     lloyd_g = PureDP(cal.epsilon)
     guarantee = lloyd_g if S.guarantee is None else compose(S.guarantee, lloyd_g)
     return ScaleKMeans(centers, guarantee, cal.beta_sum, cal.beta_count, S.n, sample=S,

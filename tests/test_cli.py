@@ -207,6 +207,10 @@ def test_run_dplloyd_out_of_core_with_dask(parquet_dir, tmp_path, capsys):
         code, _, err = run(["run", "dplloyd", parquet_dir, "--radius", 4, "--epsilon", 5,
                             "-k", 2, "--dask", "-q"], capsys)  # full-data DP-Lloyd
         assert code == 0 and err == ""
+        code, _, err = run(["run", "dplloyd", parquet_dir, "--radius", 4, "--epsilon", 5,
+                            "-k", 2, "--sampler", "uniform", "--sample-size", 600,
+                            "--n-rows", 3000, "--dask", "--sample-on-cluster"], capsys)
+        assert code == 0 and "DP-Lloyd on the" in err and "on the cluster" in err
 
 
 def test_sample_command_writes_the_weighted_sample(parquet_dir, tmp_path, capsys):

@@ -262,6 +262,21 @@ def test_kmeans_pipeline_has_the_in_memory_guarantee(sync):
         scale.kmeans(A, 3, epsilon=1.0, radius=R, sample_size=1500, stat_epsilon=1.0)
 
 
+def test_sample_kept_on_the_cluster_gives_the_same_centres(sync):
+    """gather=False: the sample stays in the partitions and DP-Lloyd map-reduces over them with
+    the same noise draws, so the centres equal the gathered run's up to summation order."""
+    X, _ = mixture(6000)
+    A = da.from_array(X, chunks=(1500, -1))
+    kw = {"epsilon": 20.0, "radius": R, "sample_size": 1500, "n": 6000, "rng": 9}
+    near = scale.kmeans(A, 3, **kw)
+    far = scale.kmeans(A, 3, gather=False, **kw)
+    assert far.sample.X is None and len(far.sample.partitions) == 4
+    assert far.sample.size == near.sample.size and far.sample.dim == 2
+    assert "kept on the cluster" in far.sample.summary()
+    np.testing.assert_allclose(far.cluster_centers_, near.cluster_centers_, rtol=1e-9)
+    assert far.privacy_ == near.privacy_
+
+
 # --------------------------------------------------------------------------------------------
 # LocalCluster with worker processes
 # --------------------------------------------------------------------------------------------
@@ -302,6 +317,11 @@ def test_cluster_sample_equals_the_local_one(client):
     with dask.config.set(scheduler="synchronous"):
         local = scale.dp_lloyd(B, 3, epsilon=1.0, radius=R, n_iter=3, rng=5)
     np.testing.assert_allclose(res.cluster_centers_, local.cluster_centers_, rtol=1e-9)
+    kw = {"epsilon": 20.0, "radius": R, "sample_size": 500, "n": 2000, "rng": 2}
+    far = scale.kmeans(B, 3, gather=False, client=client, **kw)
+    with dask.config.set(scheduler="synchronous"):
+        near = scale.kmeans(B, 3, **kw)
+    np.testing.assert_allclose(far.cluster_centers_, near.cluster_centers_, rtol=1e-9)
 
 
 def _kill_one_worker_soon(client, delay: float) -> tuple[threading.Thread, int]:

@@ -245,3 +245,34 @@ def test_dask_bad_input(argv, message, parquet_dir, tmp_path, capsys, monkeypatc
     monkeypatch.chdir(tmp_path)
     code, _, err = run([str(a).format(dir=parquet_dir) for a in argv], capsys)
     assert code == 2 and message in err.strip().splitlines()[-1], err
+
+
+@pytest.mark.slow
+def test_app_command_serves_the_dashboard(tmp_path):
+    """`dpcore app` really starts Streamlit on the port (health endpoint answers)."""
+    import os
+    import signal
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "dpcore", "app", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=tmp_path, start_new_session=True)
+    try:
+        deadline, body = time.monotonic() + 60, b""
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health",
+                                            timeout=2) as resp:
+                    body = resp.read()
+                    break
+            except OSError:
+                time.sleep(0.5)
+        assert body == b"ok", f"no dashboard on port {port} (exit code {proc.poll()})"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)  # the group of the process started here
+        proc.wait(timeout=30)

@@ -247,3 +247,18 @@ def test_distribution_shift_proposition8():
     assert rdp_gamma_under_shift(0.05, 999, 2e-6) == pytest.approx(0.05 + math.sqrt(1000e-6))
     with pytest.raises(ValueError):
         rdp_gamma_under_shift(0.05, 10, -1.0)
+
+
+@given(st.integers(min_value=2, max_value=10**6), st.floats(min_value=0.0, max_value=1.0))
+@settings(max_examples=200, deadline=None)
+def test_manual_mode_returns_the_smallest_valid_gamma(m, u):
+    k = max(1, min(m, round(m * (1 - u))))
+    try:
+        cfg = sampler_config(m=m, k=k)
+    except ValueError as exc:  # only when no gamma < 1 works for this k
+        assert "no valid confidence" in str(exc)
+        assert 1 - k / m + gamma_min(m) >= 1
+        return
+    assert theorem15_holds(m, k, cfg.gamma, cfg.rho)
+    assert not theorem15_holds(m, k, cfg.gamma * (1 - 1e-6), cfg.rho)
+    assert cfg.gamma >= gamma_min(m) * (1 - 1e-12)

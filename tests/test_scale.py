@@ -18,6 +18,8 @@ import dask.array as da
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from dpcore import importance, scale
@@ -116,6 +118,34 @@ def test_partition_streams_are_independent_and_reproducible(sync):
     two = scale.importance_sample(A, 200, radius=R, rng=7, mean_sq_norm=1.5)
     one = scale.importance_sample(A, 200, radius=R, rng=7, mean_sq_norm=1.5, n=2000)
     np.testing.assert_array_equal(one.X, two.X)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    n=st.integers(1, 300),
+    chunk=st.integers(5, 120),
+    m_frac=st.floats(0.01, 1.0),
+    lam=st.sampled_from([0.0, 0.5, 1.0]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_sample_invariants_for_any_partitioning(n, chunk, m_frac, lam, seed):
+    """Whatever the partitioning: every row is seen once, rows come back clipped and centred,
+    indices are valid and distinct, and each weight is 1/q of its row (Definition 5)."""
+    X = np.random.default_rng(seed).normal(size=(n, 2)) * 3.0
+    A = da.from_array(X, chunks=(chunk, -1))
+    Xc = clip_to_ball(X, R)
+    sq = np.einsum("ij,ij->i", Xc, Xc)
+    x_tilde = max(float(sq.mean()), 1e-3)
+    m = max(m_frac * importance.coreset_max_sample_size(n, x_tilde, R * R, lam=lam), 1e-3)
+    m = min(m, n)
+    with dask.config.set(scheduler="synchronous"):
+        S = scale.importance_sample(A, m, radius=R, lam=lam, n=n, mean_sq_norm=x_tilde,
+                                    rng=seed)
+    assert S.partition_rows.sum() == n and len(S.partition_rows) == A.numblocks[0]
+    assert S.size == len(S.X) == len(S.weights) == len(np.unique(S.indices))
+    np.testing.assert_array_equal(S.X, Xc[S.indices])
+    q = scale._coreset_q(sq, sample_size=m, n=n, mean_sq_norm=x_tilde, lam=lam)
+    np.testing.assert_allclose(S.weights, 1 / q[S.indices], rtol=1e-12)
 
 
 def test_dataframe_parquet_columns_center_and_clipping(sync, tmp_path):

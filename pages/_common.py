@@ -253,6 +253,12 @@ def _proxy(n: int, d: int, radius: float) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------
 
 
+def keep(key: str) -> dict[str, str]:
+    """Widget keyword arguments: ``key`` plus ``persist_state="session"``, so a page's settings
+    survive a visit to another page (Streamlit 1.67; plain widgets reset on navigation)."""
+    return {"key": key, "persist_state": "session"}
+
+
 def view_seed(page: str) -> int:
     """Explore-mode seed of this page's current draw (changes only with "new draw")."""
     base = int(st.session_state.get("seed") or 0)

@@ -27,6 +27,7 @@ from pages._common import (
     download_csv,
     init_state,
     is_release_mode,
+    keep,
     matrix_frame,
     new_draw_button,
     projection,
@@ -52,19 +53,19 @@ release = is_release_mode()
 
 c1, c2, c3, c4 = st.columns(4)
 n_used = c1.number_input("Points used (seeded subsample)", 100, ds.n, value=min(ds.n, 3000),
-                         step=500, key="fc_n",
+                         step=500, **keep(f"fc_n_{ds.n}"),
                          help="Exact friend counting is quadratic in n; a random subset keeps the "
                               "page fast (and running a DP mechanism on a random subset is "
                               "still DP for the full data).")
 r = c2.number_input("Friend radius r (public)", 1e-9, value=float(f"{ds.radius / 2:.3g}"),
-                    format="%.4g", key="fc_r",
+                    format="%.4g", **keep("fc_r"),
                     help="dist_r predicate: x and y are friends when ‖x − y‖ ≤ r.")
-paradigm = c3.radio("Paradigm", ["zcdp", "dp"], horizontal=True, key="fc_paradigm",
+paradigm = c3.radio("Paradigm", ["zcdp", "dp"], horizontal=True, **keep("fc_paradigm"),
                     help="zcdp: zCDPFilter, the core itself is (ρ, δ)-zCDP (Thm 4.1), the "
                          "practical choice. dp: BasicFilter, private only together with a DP "
                          "algorithm run on the core (Thm 4.2).")
-delta = c4.number_input("δ", 1e-12, 0.1, value=1e-6, format="%.1e", key="fc_delta")
-alpha = st.slider("BasicFilter α", 0.0, 0.45, 0.1, 0.05, key="fc_alpha") if paradigm == "dp" \
+delta = c4.number_input("δ", 1e-12, 0.1, value=1e-6, format="%.1e", **keep("fc_delta"))
+alpha = st.slider("BasicFilter α", 0.0, 0.45, 0.1, 0.05, **keep("fc_alpha")) if paradigm == "dp" \
     else 0.0
 
 
@@ -201,7 +202,7 @@ st.caption("Split the data into t parts, cluster each part non-privately (k-mean
            "them consistently, average each position privately, finish with a noisy Lloyd step.")
 k = int(ss["k"])
 t = st.slider("Parts t", 2, max(2, X.shape[0] // k), min(max(2, X.shape[0] // (2 * k)), 400),
-              key="fc_t")
+              **keep(f"fc_t_{X.shape[0]}_{k}"))
 
 
 @st.cache_data(max_entries=8, show_spinner="Running FriendlyCore clustering…")

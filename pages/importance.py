@@ -23,6 +23,7 @@ from pages._common import (
     download_csv,
     init_state,
     is_release_mode,
+    keep,
     matrix_frame,
     new_draw_button,
     projection,
@@ -48,17 +49,18 @@ ds = require_dataset()
 k, eps = int(ss["k"]), float(ss["eps"])
 
 c1, c2, c3 = st.columns(3)
-sampler = c1.selectbox("Sampler", ["privacy", "coreset", "uniform"], key="sampler",
+sampler = c1.selectbox("Sampler", ["privacy", "coreset", "uniform"], **keep("sampler"),
                        bind="query-params")
 if sampler == "privacy":
-    free = c2.checkbox("Sampling for free (m set by the noise)", value=True, key="imp_free",
+    free = c2.checkbox("Sampling for free (m set by the noise)", value=True, **keep("imp_free"),
                        help="Data-independent noise: the full-data noise at ε; the expected "
                             "sample size m is then whatever Algorithm 1 gives.")
     m = None if free else c2.number_input("Expected sample size m", 10, ds.n,
-                                          value=min(ds.n, 2000), key="imp_m_priv")
+                                          value=min(ds.n, 2000), **keep(f"imp_m_priv_{ds.n}"))
 else:
-    m = c2.number_input("Expected sample size m", 10, ds.n, value=min(ds.n, 2000), key="imp_m")
-T = c3.slider("Iterations T", 1, 30, 10, key="imp_T")
+    m = c2.number_input("Expected sample size m", 10, ds.n, value=min(ds.n, 2000),
+                        **keep(f"imp_m_{ds.n}"))
+T = c3.slider("Iterations T", 1, 30, 10, **keep("imp_T"))
 params = {"n_clusters": k, "epsilon": eps, "radius": ds.radius, "n_iter": int(T),
           "sampler": sampler, "sample_size": None if m is None else float(m)}
 

@@ -22,6 +22,7 @@ from pages._common import (
     download_csv,
     init_state,
     is_release_mode,
+    keep,
     ledger,
     new_draw_button,
     release_button,
@@ -46,25 +47,25 @@ MENU = ["mean", "median", "trimmed_mean", "quantile", "kmeans_centres", "least_s
 menu = [m for m in MENU if m in STATISTICS]
 
 c1, c2, c3 = st.columns(3)
-name = c1.selectbox("Statistic", menu, key="stat", bind="query-params",
+name = c1.selectbox("Statistic", menu, **keep("stat"), bind="query-params",
                     help="least_squares / ridge regress the last chosen column on the others.")
 st.caption(f"{name}: {STATISTICS[name].description}")
-mechanism = c2.radio("Mechanism", ["laplace", "gaussian"], horizontal=True, key="sens_mech",
+mechanism = c2.radio("Mechanism", ["laplace", "gaussian"], horizontal=True, **keep("sens_mech"),
                      help="Laplace: L1 sensitivity, ε-random DP; Gaussian: L2, (ε, δ).")
 n_used = c3.number_input("n (rows used, seeded subsample)", 10, ds.n, value=min(ds.n, 2000),
-                         step=500, key="sens_n")
+                         step=500, **keep(f"sens_n_{ds.n}"))
 c4, c5, c6 = st.columns(3)
-by = c4.radio("Choose", ["γ", "m"], horizontal=True, key="sens_by",
+by = c4.radio("Choose", ["γ", "m"], horizontal=True, **keep("sens_by"),
               help="γ: the sampler picks the smallest m; m: the smallest γ that m pairs allow.")
 if by == "γ":
     gamma = c5.select_slider("γ", [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5], value=0.1,
-                             key="sens_gamma")
+                             **keep("sens_gamma"))
     m = None
 else:
-    m = int(c5.number_input("m (pairs)", 10, 20_000, value=300, step=50, key="sens_m"))
+    m = int(c5.number_input("m (pairs)", 10, 20_000, value=300, step=50, **keep("sens_m")))
     gamma = None
 delta = c6.number_input("δ (Gaussian)", 1e-12, 0.1, value=1e-6, format="%.1e",
-                        key="sens_delta") if mechanism == "gaussian" else 0.0
+                        **keep("sens_delta")) if mechanism == "gaussian" else 0.0
 try:
     cfg = sampler_config(gamma=gamma, m=m)
 except ValueError as exc:

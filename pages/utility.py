@@ -22,6 +22,7 @@ from pages._common import (
     download_csv,
     init_state,
     is_release_mode,
+    keep,
     proxy_points,
     require_dataset,
     show,
@@ -41,12 +42,12 @@ algorithms = {n: a for n, a in clustering_algorithms().items() if a.private}
 c1, c2 = st.columns([3, 2])
 chosen = c1.multiselect("Algorithms", list(algorithms),
                         default=[n for n in ("DP-Lloyd", "DP-Lloyd + coreset sampling")
-                                 if n in algorithms], key="pu_algs")
-lo, hi = c2.select_slider("ε range", EPSILON_GRID, value=(0.1, 10.0), key="pu_range")
+                                 if n in algorithms], **keep("pu_algs"))
+lo, hi = c2.select_slider("ε range", EPSILON_GRID, value=(0.1, 10.0), **keep("pu_range"))
 c3, c4, c5 = st.columns(3)
-n_eps = c3.slider("Grid points", 2, 12, 5, key="pu_points")
-reps = c4.slider("Repetitions", 1, 20, 3, key="pu_reps")
-metric_name = c5.radio("Metric", ["cost / n", "cost ÷ non-private cost"], key="pu_metric",
+n_eps = c3.slider("Grid points", 2, 12, 5, **keep("pu_points"))
+reps = c4.slider("Repetitions", 1, 20, 3, **keep("pu_reps"))
+metric_name = c5.radio("Metric", ["cost / n", "cost ÷ non-private cost"], **keep("pu_metric"),
                        help="cost / n: the papers' normalised k-means cost. The ratio divides "
                             "by the cost of non-private k-means on the same data (1 = no loss).")
 delta = 1e-6

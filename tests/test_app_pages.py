@@ -222,3 +222,20 @@ def test_mixture_config_reruns_from_its_source_alone(monkeypatch):
     result = run_config(config)  # no data passed: regenerated from data.source
     C_page = np.loadtxt(downloads["imp_centers_csv"].splitlines()[1:], delimiter=",")
     np.testing.assert_allclose(result.released["centers"], C_page, rtol=1e-6, atol=1e-6)
+
+
+def test_page_settings_survive_navigation_and_data_switch():
+    at, _ = _page("pages/importance.py")
+    at.slider(key="imp_T").set_value(4).run()
+    at.switch_page("pages/ledger.py").run()
+    at.switch_page("pages/importance.py").run()
+    assert at.slider(key="imp_T").value == 4  # persist_state="session"
+    # widgets whose range depends on n are keyed by n: switching to smaller data cannot
+    # leave an out-of-range value behind
+    at.switch_page("pages/friendlycore.py").run()
+    at.sidebar.selectbox(key="data").select("mixture").run()
+    at.switch_page("pages/data.py").run()
+    at.number_input(key="mix_n").set_value(500).run()
+    for page in ("pages/importance.py", "pages/friendlycore.py", "pages/sensitivity.py"):
+        at.switch_page(page).run()
+        assert not at.exception, page

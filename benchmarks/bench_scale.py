@@ -7,7 +7,8 @@ for later runs), then measures, in the same run:
 * ``dask``: :func:`dpcore.scale.kmeans` on a ``LocalCluster`` (worker processes): two streaming
   passes over the files (row counts + private x̃; Poisson coreset sampling), then weighted
   DP-Lloyd on the m ≈ 50 000 sampled rows in memory;
-* the same on the largest prefix that the in-memory path handles here (``--in-memory-rows``);
+* the same on the largest prefix that the in-memory path handles here (``--in-memory-rows``;
+  by default what fits in a quarter of the available memory, the machine being shared);
 * ``in-memory``: the files of that prefix read into one array and
   ``DPLloyd(sampler="coreset")`` — the reference the Dask path is compared with.
 
@@ -141,8 +142,10 @@ def main(argv=None) -> None:
     p.add_argument("--rows", type=int, default=10_000_000)
     p.add_argument("--cols", type=int, default=50)
     p.add_argument("--rows-per-file", type=int, default=250_000)
-    p.add_argument("--in-memory-rows", type=int, default=2_000_000,
-                   help="rows for the in-memory reference (a prefix of whole files)")
+    p.add_argument("--in-memory-rows", type=int, default=None,
+                   help="rows for the in-memory reference (a prefix of whole files; default: "
+                   "the most that fit in a quarter of the available memory, at the measured "
+                   "≈ 3× the array size that DPLloyd needs)")
     p.add_argument("--sample-size", type=float, default=50_000)
     p.add_argument("--k", type=int, default=25)
     p.add_argument("--epsilon", type=float, default=3.0)
@@ -157,6 +160,8 @@ def main(argv=None) -> None:
     generate(folder, args.rows, args.cols, args.rows_per_file, args.k, seed=2024)
     files = sorted(str(f) for f in folder.glob("*.parquet"))
     per_file = args.rows_per_file
+    if args.in_memory_rows is None:  # shared machine: use at most a quarter of what is free
+        args.in_memory_rows = int(psutil.virtual_memory().available / 4 / (3 * 8 * args.cols))
     n_files_mem = max(1, min(len(files), args.in_memory_rows // per_file))
     rows_mem = min(args.rows, n_files_mem * per_file)
 

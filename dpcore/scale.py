@@ -102,8 +102,8 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> lis
     """The data as a list of Dask delayed objects, one per row partition.
 
     ``data`` is a Parquet file / directory / glob or a CSV file / glob (str or Path, or a list
-    of them), a Dask DataFrame, a 2-D Dask Array, or an in-memory array (split into blocks of
-    100 000 rows).
+    of them), a Dask DataFrame, a 2-D Dask Array, or an in-memory array or pandas DataFrame
+    (split into blocks of 100 000 rows).
     """
     import dask.array as da
     import dask.dataframe as dd
@@ -128,6 +128,8 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> lis
                              f"({type(exc).__name__}: {exc})") from None
     if isinstance(data, np.ndarray):
         data = da.from_array(np.asarray(data, dtype=np.float64), chunks=(100_000, -1))
+    if type(data).__module__.startswith("pandas") and hasattr(data, "columns"):
+        data = dd.from_pandas(data, chunksize=100_000)
     if isinstance(data, dd.DataFrame):
         if columns:
             missing = [c for c in columns if c not in data.columns]
@@ -380,8 +382,8 @@ def importance_sample(
 
     Parameters
     ----------
-    data : str, Path, dask DataFrame, dask Array or ndarray
-        Parquet file/directory/glob or a Dask collection; rows are points.
+    data : str, Path, list of them, dask DataFrame / Array, ndarray or pandas DataFrame
+        Parquet or CSV file/directory/glob, or a Dask collection; rows are points.
     sample_size : float
         Expected sample size m.
     radius : float

@@ -160,6 +160,9 @@ def test_dataframe_parquet_columns_center_and_clipping(sync, tmp_path):
     assert S.X.shape == (600, 2) and S.n == 600  # m = n: q = 1, everything kept
     np.testing.assert_allclose(np.linalg.norm(S.X[0]), R)  # the outlier is clipped
     np.testing.assert_allclose(S.X[1:], df[["a", "b"]].to_numpy()[1:S.n] - 10.0)
+    same = scale.importance_sample(df, 600, radius=R, sampler="uniform", columns=["a", "b"],
+                                   center=[10.0, 10.0], rng=0)  # an in-memory pandas frame
+    np.testing.assert_array_equal(same.X, S.X)
 
 
 def test_mean_sq_norm_treatments(sync):

@@ -43,6 +43,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from dpcore.geometry import nearest_center, row_norms, squared_distances
+from dpcore.lloyd import _blas_controller  # the shared threadpoolctl controller
 from dpcore.noise import gaussian, gaussian_sigma_zcdp
 from dpcore.privacy import ZCDP, ApproxDP, Guarantee, compose
 from dpcore.rng import RNGLike, as_generator
@@ -276,11 +277,13 @@ class FriendlyCoreKMeans:
         # 1-4: shuffle, split, oracle on every part
         perm = gen.permutation(n)
         parts = X[perm[: t * m]].reshape(t, m, d)
-        if isinstance(self.oracle, str) and self.oracle in _BATCHED:
-            self.tuples_ = _BATCHED[self.oracle](parts, k, gen)
-        else:
-            oracle = self.oracle if callable(self.oracle) else _PER_PART[self.oracle]
-            self.tuples_ = np.stack([np.asarray(oracle(P, k, gen), dtype=float) for P in parts])
+        # Small per-part BLAS/LAPACK calls run far faster single-threaded on a busy machine.
+        with _blas_controller().limit(limits=1, user_api="blas"):
+            if isinstance(self.oracle, str) and self.oracle in _BATCHED:
+                self.tuples_ = _BATCHED[self.oracle](parts, k, gen)
+            else:
+                oracle = self.oracle if callable(self.oracle) else _PER_PART[self.oracle]
+                self.tuples_ = np.stack([np.asarray(oracle(P, k, gen), dtype=float) for P in parts])
         if self.tuples_.shape != (t, k, d):
             raise ValueError(f"the oracle must return (k, d) = ({k}, {d}) centres per part")
 

@@ -98,16 +98,30 @@ def batched_kmeans(
     return best_c
 
 
+def _top_components(
+    Pc: np.ndarray, k: int, rng: np.random.Generator, n_power: int = 3
+) -> np.ndarray:
+    """Top-k right singular vectors of every centred part, (t, k, d): randomized subspace
+    iteration (Halko, Martinsson & Tropp 2011, Alg. 4.4) batched over the parts; exact SVD of
+    the small projected matrices."""
+    t, m, d = Pc.shape
+    ell = min(k + 10, m, d)
+    Q = np.linalg.qr(np.matmul(Pc, rng.standard_normal((t, d, ell))))[0]
+    for _ in range(n_power):
+        Z = np.linalg.qr(np.matmul(Pc.transpose(0, 2, 1), Q))[0]
+        Q = np.linalg.qr(np.matmul(Pc, Z))[0]
+    B = np.matmul(Q.transpose(0, 2, 1), Pc)  # (t, ell, d)
+    return np.linalg.svd(B, full_matrices=False)[2][:, :k]
+
+
 def pca_oracle_batched(P: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     """PCA oracle of Fig. 7 left (footnote 5), on every part: project onto the top-k principal
     components, k-means++ there, map the labels back, one Lloyd step in the full space."""
     P = np.asarray(P, dtype=float)
-    t, m, d = P.shape
-    mu = P.mean(axis=1, keepdims=True)
-    low = np.empty((t, m, min(k, d)))
-    for i in range(t):
-        _, _, vt = np.linalg.svd(P[i] - mu[i], full_matrices=False)
-        low[i] = (P[i] - mu[i]) @ vt[: low.shape[2]].T
+    t, _, d = P.shape
+    Pc = P - P.mean(axis=1, keepdims=True)
+    V = _top_components(Pc, min(k, d), rng)  # (t, k', d)
+    low = np.matmul(Pc, V.transpose(0, 2, 1))
     C_low = batched_kmeans(low, k, rng)
     labels = np.argmin(_sq_dist(low, C_low), axis=2)
     C = np.zeros((t, k, d))

@@ -160,7 +160,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         Path(args.save_config).write_text(json.dumps(cfg, indent=2) + "\n")
     mech = runconfig.get_mechanism(cfg["mechanism"])
     if args.dask:
-        result = _run_dask(args, cfg)
+        with _heartbeat(args, "dplloyd on Dask"):
+            result = _run_dask(args, cfg)
         if args.out:
             _write_result(result, args.out)
         if args.out != "-":
@@ -317,7 +318,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     _check_out(args.out, (".parquet", ".csv", ".npz"))
     if args.radius is None:
         raise CLIError("dpcore sample needs the declared --radius")
-    with _dask_client(args.scheduler) as client:
+    with _dask_client(args.scheduler) as client, _heartbeat(args, "sampling"):
         _progress(args, f"importance sampling {args.data} ({args.sampler}, m={args.sample_size})")
         sample = scale.importance_sample(
             args.data, args.sample_size, radius=args.radius, sampler=args.sampler,

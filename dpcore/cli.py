@@ -278,7 +278,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         module = importlib.import_module(f"dpcore.reproduce.{paper}")
         if not hasattr(module, "main"):
             raise CLIError(f"dpcore.reproduce.{paper} has no main(argv) function")
-        status = module.main(["--quick"] if args.quick else [])
+        try:
+            status = module.main(["--quick"] if args.quick else [])
+        except SystemExit as exc:  # argparse inside main
+            status = exc.code
+        except Exception as exc:  # one paper failing must not stop "all"
+            print(f"dpcore: {paper}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            status = 1
         if status not in (None, 0):
             failed.append(paper)
         _progress(args, f"{paper} done in {time.perf_counter() - t0:.1f} s")

@@ -146,6 +146,15 @@ def test_reproduce_calls_the_papers_main(monkeypatch, capsys):
     assert run(["reproduce", "all"], capsys)[0] == 0
     assert calls[1:] == [("alpha", []), ("beta", [])]
 
+    def broken(argv=None):
+        raise FileNotFoundError("covertype.csv.gz not found")
+
+    monkeypatch.setattr(sys.modules["dpcore.reproduce.alpha"], "main", broken)
+    code, _, err = run(["reproduce", "all"], capsys)
+    assert code == 1 and calls[-1] == ("beta", [])  # the others still run
+    assert "alpha: FileNotFoundError: covertype.csv.gz not found" in err
+    assert "reproduction failed for ['alpha']" in err
+
 
 def test_app_locates_the_dashboard(monkeypatch, tmp_path, capsys):
     app = tmp_path / "app.py"

@@ -200,6 +200,28 @@ def test_private_mean_sq_norm_is_laplace_with_sensitivity_r_squared():
     assert importance.coreset_max_sample_size(n, low, r * r, lam=0.5) >= 10 * (1 - 1e-9)
 
 
+def test_private_mean_sq_norm_passes_the_audit_and_a_wrong_scale_does_not(monkeypatch):
+    """Audit of the x̃ release (dpcore.audit) on neighbours whose sums of squared clipped norms
+    differ by r² (one row moved from the centre to the sphere). With the sensitivity wrongly
+    taken as r (r = 3, so the true ε is 3 ε₀), the lower bound exceeds ε₀: the audit has power."""
+    from dpcore import audit, noise
+
+    r, eps0, n = 3.0, 1.0, 10_000
+    d0, d1 = 0.5 * n * r * r, 0.5 * n * r * r + r * r
+
+    def release(total, gen):
+        return scale._private_mean_sq_norm(total, n, radius=r, epsilon=eps0, sample_size=10,
+                                           lam=0.5, rng=gen)
+
+    sample = audit.repeat(release)
+    good = audit.audit_epsilon(sample, d0, d1, n_samples=20_000, rng=0)
+    assert good.consistent_with(eps0), good
+    real = noise.laplace_scale
+    monkeypatch.setattr(noise, "laplace_scale", lambda sens, eps: real(np.sqrt(sens), eps))
+    bad = audit.audit_epsilon(sample, d0, d1, n_samples=20_000, rng=0)
+    assert not bad.consistent_with(eps0), bad
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

@@ -5,6 +5,8 @@
     dpcore list                                   # mechanisms and their parameters
     dpcore run dplloyd data.csv --radius 10 --epsilon 1 -p n_clusters=5 --out result.json
     dpcore run --config run.json --out result.csv # the JSON the dashboard downloads
+    dpcore run dplloyd parts/ --radius 10 --epsilon 3 -k 25 --sampler coreset \
+        --sample-size 50000 --n-rows 10000000 --stat-epsilon 0.3 --dask tcp://host:8786
     dpcore sample parts/ --radius 10 --sample-size 50000 --out sample.parquet   # Dask
     dpcore reproduce importance --quick           # or: dpcore reproduce all
     dpcore app --port 8501                        # the Streamlit dashboard
@@ -371,13 +373,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("mechanism", nargs="?", help="see `dpcore list`")
     run.add_argument("data", nargs="?", help="file, Parquet directory or sample name")
     _add_data_flags(run)
-    run.add_argument("--epsilon", type=float)
-    run.add_argument("--delta", type=float)
-    run.add_argument("--rho", type=float)
+    run.add_argument("--epsilon", type=float, help="privacy parameter ε (epsilon)")
+    run.add_argument("--delta", type=float, help="δ of (ε, δ)-DP mechanisms (delta)")
+    run.add_argument("--rho", type=float, help="zCDP ρ (rho), FriendlyCore")
     run.add_argument("-k", "--k", type=int, help="number of clusters (n_clusters)")
-    run.add_argument("--n-iter", type=int)
+    run.add_argument("--n-iter", type=int, help="dplloyd: iterations T (n_iter)")
     run.add_argument("--sampler", help="dplloyd: uniform | coreset | privacy")
-    run.add_argument("--sample-size", type=int)
+    run.add_argument("--sample-size", type=int, help="dplloyd: expected sample size m")
     run.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                      help="any other mechanism parameter (VALUE parsed as JSON)")
     run.add_argument("--config", help="run configuration JSON (flags override it)")

@@ -1,0 +1,90 @@
+"""Tests for dpcore.reproduce.maxcover (Figure 1 of the max-cover paper)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore.reproduce import maxcover as rep
+
+
+def test_synthetic_loader_matches_the_documented_construction():
+    X, radius = rep.load_synthetic(n=3000)
+    assert X.shape == (3000, 100)
+    # per-point variance ≈ 130² + 100·3² (means near the sphere of radius 130 in R^100)
+    total = ((X - X.mean(0)) ** 2).sum(1).mean()
+    assert 1.4e4 < total < 2.0e4
+    assert np.linalg.norm(X, axis=1).max() <= radius
+
+
+def test_claim_checks_on_a_known_table():
+    rows = []
+    for k, (ll, mc, dl) in zip((2, 6, 10), [(10, 12, 20), (8, 11.5, 19), (6, 11, 18)], strict=True):
+        rows += [("synthetic", "lloyd", k, ll * 1e8, 0.0, 5, 0.1)]
+        rows += [("synthetic", "maxcover", k, mc * 1e8, 0.0, 5, 0.1)]
+        rows += [("synthetic", "dplloyd", k, dl * 1e8, 0.0, 5, 0.1)]
+    summary = pd.DataFrame(
+        rows, columns=["dataset", "method", "k", "mean", "std", "count", "seconds"]
+    )
+    claims = rep.check_claims(summary).set_index("claim")["holds"]
+    assert claims["non-private Lloyd cost decreases in k"]
+    assert claims["maxcover: plateaus (cost(k_max)/cost(k_min) vs Lloyd's)"]
+    assert claims["maxcover < dplloyd at every k"]
+    assert not claims["maxcover within the figure's axis [7e+08, 1e+09]"]  # 1.1–1.2e9
+
+
+@pytest.mark.slow
+def test_small_panel_and_report(tmp_path):
+    df, notes = rep.run_figure1(
+        "synthetic", ks=(2, 6), runs=1, n=1500, methods=("maxcover", "dplloyd", "lloyd")
+    )
+    assert len(df) == 6 and np.all(df.cost > 0) and np.all(np.isfinite(df.cost))
+    summary = rep.summarize(df)
+    lloyd = summary[summary.method == "lloyd"].set_index("k")["mean"]
+    assert lloyd[6] < lloyd[2]
+    path = rep.write_report(
+        summary,
+        rep.check_claims(summary),
+        None,
+        notes,
+        quick=True,
+        runs=1,
+        elapsed=1.0,
+        out=tmp_path,
+    )
+    text = path.read_text()
+    assert "## synthetic" in text and "Balcan" in text
+    html = (tmp_path / "figures" / "maxcover_synthetic.html").read_text()
+    assert "cdn.plot.ly" in html
+
+
+@pytest.mark.data
+def test_mnist_loader(shared_data):
+    X, radius = rep.load_mnist(shared_data / "mnist.npz")
+    assert X.shape == (70_000, 784)
+    assert radius == pytest.approx(127.5 * 28)
+    assert np.abs(X).max() <= 127.5
+    assert np.linalg.norm(X, axis=1).max() <= radius
+
+
+def test_missing_diffprivlib_env_is_a_clear_skip(monkeypatch, tmp_path):
+    monkeypatch.setenv("DPCORE_DIFFPRIVLIB_PYTHON", str(tmp_path / "nope" / "python"))
+    assert rep.diffprivlib_python() is None
+    assert rep.run_diffprivlib(np.zeros((10, 2)), 2, 1.0, 1.0, [0]) is None
+    assert "build.sh" in rep.DIFFPRIVLIB_MISSING
+
+
+@pytest.mark.slow
+def test_diffprivlib_runner_round_trip():
+    if rep.diffprivlib_python() is None:
+        pytest.skip(rep.DIFFPRIVLIB_MISSING)
+    X = np.random.default_rng(0).uniform(-1, 1, (500, 3))
+    res = rep.run_diffprivlib(X, 2, 1.0, 1.0, [0, 1])
+    assert res["versions"]["diffprivlib"] == "0.6.6"
+    assert len(res["runs"]) == 2
+    C = np.asarray(res["runs"][0]["centers"])
+    assert C.shape == (2, 3) and np.all(np.abs(C) <= 1 + 1e-9)
+    assert math.isfinite(res["peak_rss_mib"])

@@ -21,9 +21,10 @@ if not is_release_mode():
 
 total, remaining = led.total(), led.remaining()
 c1, c2, c3 = st.columns(3)
-c1.metric("Budget", str(led.budget))
-c2.metric("Spent (composed)", str(total))
-c3.metric("Remaining", str(remaining))
+c1.metric("ε budget", f"{led.budget.epsilon:.4g}")
+c2.metric("ε spent (composed)", f"{total.epsilon:.4g}")
+c3.metric("ε remaining", f"{remaining.epsilon:.4g}")
+st.markdown(f"**Budget** {led.budget} · **spent** {total} · **remaining** {remaining}")
 show(plots.budget_bar(led.budget.epsilon - remaining.epsilon, led.budget.epsilon), "ledger_bar")
 
 if len(led):

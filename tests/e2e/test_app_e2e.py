@@ -157,6 +157,29 @@ def test_sweep_can_be_stopped_and_keeps_finished_runs(page, server):
     assert_no_errors(page, "after stopping the sweep")
 
 
+def test_release_in_browser_is_recorded_in_the_ledger(page, server):
+    ensure_open(page, server)
+    page.locator("[data-testid='stSidebarNav'] a[href$='/importance']").click()
+    wait_ready(page)
+    page.get_by_test_id("stSidebar").get_by_text("release", exact=True).click()
+    wait_ready(page)
+    assert page.locator("[data-testid='stPlotlyChart']").count() == 0  # nothing before a release
+    page.get_by_role("button", name="Release DP-Lloyd centres").click()
+    wait_ready(page)
+    page.locator("[data-testid='stAlertContentSuccess']", has_text="ledger entry 1").wait_for()
+    page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg")
+    assert_no_errors(page, "release")
+    page.locator("[data-testid='stSidebarNav'] a[href$='/ledger']").click()
+    wait_ready(page)
+    spent = page.locator("[data-testid='stMetric']", has_text="ε spent")
+    spent.locator("[data-testid='stMetricValue']", has_text="1.5").wait_for()  # ε from the slider
+    page.locator("[data-testid='glide-cell-0-0']", has_text="importance: DP-Lloyd").wait_for(
+        state="attached")
+    page.get_by_test_id("stSidebar").get_by_text("explore", exact=True).click()
+    wait_ready(page)
+    assert_no_errors(page, "ledger")
+
+
 def test_upload_a_file_then_a_bad_one(page, server):
     ensure_open(page, server)
     page.locator("[data-testid='stSidebarNav'] a", has_text="Data").first.click()

@@ -407,11 +407,20 @@ def covertype_runs(
 
     Columns: sampler (unif/core/opt/full), m, epsilon, rep, cost (cost/n on all rows), sample
     (realised size), delivered_epsilon, beta_sum, beta_count, t_weights, t_calibration,
-    t_sampling, t_lloyd.
+    t_sampling, t_lloyd. A cell that cannot be calibrated (opt above its largest feasible m at a
+    small ε, core above the q ≤ 1 bound) gives one row with rep = −1, cost NaN and the reason in
+    ``infeasible``.
     """
     rows = []
     for c, (sampler, m, eps) in enumerate(cells):
-        setup = setup_sampler(P, sampler, m, eps)
+        try:
+            setup = setup_sampler(P, sampler, m, eps)
+        except ValueError as err:  # e.g. opt above its largest feasible m at a small ε
+            rows.append({"sampler": LABEL[sampler], "m": m, "epsilon": eps, "rep": -1,
+                         "cost": math.nan, "infeasible": str(err)})
+            if progress:
+                print(f"  {LABEL[sampler]:>4} m={m:>8} ε={eps:<6g} infeasible: {err}", flush=True)
+            continue
         for rep in range(reps):
             rng = np.random.default_rng([seed, c, rep])  # one independent stream per run
             rows.append({"sampler": LABEL[sampler], "m": setup.m, "epsilon": eps, "rep": rep,
@@ -429,6 +438,8 @@ def covertype_runs(
 
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     """Median and quartiles of cost/n per (sampler, m, ε) (the paper's lines and bands)."""
+    if "rep" in runs:
+        runs = runs[runs["rep"] >= 0]  # drop the records of infeasible cells
     g = runs.groupby(["sampler", "m", "epsilon"], sort=False)["cost"]
     out = g.agg(median="median", q25=lambda s: s.quantile(0.25),
                 q75=lambda s: s.quantile(0.75), runs="count").reset_index()
@@ -461,6 +472,7 @@ def timing_table(P: Prepared, m_grid=(5000, 10000, 15000, 20000, 50000, 75000), 
     cells = [(None, None, epsilon)] + [(s, m, epsilon) for m in m_grid
                                        for s in ("uniform", "coreset", "privacy")]
     runs = covertype_runs(P, cells, reps=reps, seed=seed)
+    runs = runs[runs["rep"] >= 0]
     g = runs.groupby(["sampler", "m"], sort=False).agg(
         t_weights=("t_weights", "median"), t_calibration=("t_calibration", "median"),
         t_sampling=("t_sampling", "median"), t_lloyd=("t_lloyd", "median")).reset_index()
@@ -761,6 +773,12 @@ def write_report(out: Path, *, fig2w, fig2c, summary, timing, claims, meta: dict
         _md(table[["sampler", "m", "epsilon", "median", "q25", "q75", "runs"]]),
         "",
     ]
+    infeasible = meta.get("infeasible")
+    if infeasible is not None and len(infeasible):
+        lines += ["Cells that cannot exist (no noise level meets the target):", ""]
+        lines += [f"* {r.sampler} m = {r.m:g}, ε = {r.epsilon:g}: {r.infeasible}"
+                  for r in infeasible.itertuples()]
+        lines += [""]
     if timing is not None and len(timing):
         tt = timing.copy()
         tt["m"] = tt["m"].map(lambda m: f"{m:.0f}")
@@ -856,6 +874,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cells += fig4_cells(skip=cells)
     runs = covertype_runs(P, cells, reps=reps, seed=args.seed, progress=True)
     summary = summarize(runs)
+    infeasible = (runs.loc[runs["rep"] < 0, ["sampler", "m", "epsilon", "infeasible"]]
+                  if "infeasible" in runs else pd.DataFrame())
     timing = None
     if not args.no_timing:
         timing = timing_table(P, m_grid=(5000, 20000) if quick else
@@ -869,7 +889,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     meta = {"quick": quick, "reps": reps, "when": time.strftime("%Y-%m-%d %H:%M UTC",
                                                                  time.gmtime()),
             "runtime": time.perf_counter() - start, "data": data, "n": P.n, "d": P.dim,
-            "r": P.radius, "x_tilde": P.mean_sq_norm, "fig2_runs": fig2_runs}
+            "r": P.radius, "x_tilde": P.mean_sq_norm, "fig2_runs": fig2_runs,
+            "infeasible": infeasible}
     path = write_report(args.out, fig2w=fig2w, fig2c=fig2c, summary=summary, timing=timing,
                         claims=claims, meta=meta, variants=variants)
     runs.to_csv(path.parent / "figures" / "importance_runs.csv.gz", index=False)

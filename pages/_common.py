@@ -383,6 +383,8 @@ def release_button(page: str, label: str, run) -> None:
     The values are computed with a fresh seed, then the guarantee is spent; if the ledger refuses
     it the values are discarded unseen (computing on the data releases nothing by itself).
     """
+    st.caption(f"Budget remaining before this release: {ledger().remaining()}. The release's "
+               "guarantee is composed into the ledger; nothing is shown if it would not fit.")
     if st.button(f"Release {label}", key=f"{page}_release", type="primary",
                  icon=":material/lock_open:",
                  help="Runs the mechanism with fresh randomness and records the release in the "

@@ -221,3 +221,22 @@ def test_private_radius_estimate_is_recorded_in_release_mode():
     led = at.session_state["ledger"]
     assert len(led) == 1 and led.entries[0].label == "data: private radius"
     assert any("estimated privately" in c.value for c in at.caption)
+
+
+def test_parquet_and_tsv_uploads():
+    import io
+
+    import pandas as pd
+
+    df = pd.DataFrame({"a": np.arange(30.0), "b": np.arange(30.0) ** 0.5, "tag": ["x"] * 30})
+    buf = io.BytesIO()
+    df.to_parquet(buf)
+    at = new_app()
+    at.file_uploader(key="upload").set_value(("t.parquet", buf.getvalue(),
+                                              "application/octet-stream")).run()
+    assert not at.exception and not errors(at)
+    assert at.multiselect(key="cols_upload").value == ["a", "b"]  # numeric columns only
+    tsv = df.to_csv(sep="\t", index=False).encode()
+    at.file_uploader(key="upload").set_value(("t.tsv", tsv, "text/tab-separated-values")).run()
+    assert not at.exception and not errors(at)
+    assert at.metric[0].value == "30"

@@ -130,3 +130,33 @@ def test_c7_c8_c11_samplers_on_a_covertype_subsample(covertype_sub):
     assert q("core", 10000, 300.0) > q("core", 10000, math.inf)
     assert q("unif", 10000, 300.0) > q("unif", 10000, math.inf)
     assert q("full", None, 300.0) < q("opt", 3000, 300.0)
+
+
+def test_report_is_written_from_small_synthetic_runs(tmp_path, lws):
+    # The whole report path (tables, claims, figures) on a small synthetic stand-in for
+    # Covertype, so that it is exercised without the data and in seconds.
+    rng = np.random.default_rng(0)
+    P = rep.preprocess(rng.standard_t(5, size=(6000, 4)) * 10)
+    cells = [(s, 600, e) for e in (3.0, 100.0) for s in ("uniform", "coreset", "privacy")]
+    cells += [("uniform", 600, math.inf), (None, None, 3.0), ("privacy", 5800, 0.5)]
+    runs = rep.covertype_runs(P, cells, reps=2, seed=0)
+    assert runs.loc[runs["rep"] < 0, "infeasible"].str.contains("largest feasible").all()
+    summary = rep.summarize(runs)
+    timing = rep.timing_table(P, m_grid=(600,), reps=1)
+    variants = rep.variant_runs(P, [("coreset", 600, 3.0)], reps=2)
+    fig2w = rep.figure2_weights(lws)
+    fig2c = rep.figure2_curves(lws, b_grid=[3, 300], n_runs=20)
+    claims = rep.claims_table(summary, rep.fig2_checks(fig2w, fig2c), timing, P.mean_sq_norm)
+    assert list(claims["claim"]) == ["C1–C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10", "C11"]
+    out = tmp_path / "importance_sampling.md"
+    meta = {"quick": True, "reps": 2, "when": "now", "runtime": 1.0, "data": "synthetic",
+            "n": P.n, "d": P.dim, "r": P.radius, "x_tilde": P.mean_sq_norm, "fig2_runs": 20,
+            "infeasible": runs.loc[runs["rep"] < 0]}
+    rep.write_report(out, fig2w=fig2w, fig2c=fig2c, summary=summary, timing=timing,
+                     claims=claims, meta=meta, variants=variants)
+    text = out.read_text(encoding="utf-8")
+    for heading in ("## Claims (spec §7)", "## Figure 2", "## Figures 3/4", "## Table 2",
+                    "## DP-Lloyd variants", "cannot exist"):
+        assert heading in text
+    assert (tmp_path / "figures" / "importance_fig2_weights.html").exists()
+    assert (tmp_path / "figures" / "importance_fig3_m600.html").exists()

@@ -49,6 +49,7 @@ from scipy import sparse, special
 from scipy.spatial import cKDTree
 
 from dpcore.geometry import clip_to_ball, nearest_center
+from dpcore.lloyd import _cluster_sums, lloyd_statistics
 from dpcore.noise import exponential_mechanism, gaussian, laplace
 from dpcore.privacy import ApproxDP, Guarantee, compose
 from dpcore.rng import RNGLike, as_generator
@@ -256,15 +257,6 @@ def _uniform_in_ball(size: int, dim: int, radius: float, gen: np.random.Generato
     return z / norms * (radius * gen.random((size, 1)) ** (1.0 / dim))
 
 
-def _cluster_sums(X: np.ndarray, labels: np.ndarray, n_clusters: int):
-    """Per-cluster sums and counts by one sparse one-hot product (O(n·d), no Python loop)."""
-    n = X.shape[0]
-    onehot = sparse.csr_matrix(
-        (np.ones(n), (labels, np.arange(n))), shape=(n_clusters, n), dtype=float
-    )
-    return np.asarray(onehot @ X), np.bincount(labels, minlength=n_clusters)
-
-
 def _noisy_avg_sigma(m_hat: np.ndarray, diameter: float, epsilon: float, delta: float):
     """σ of Algorithm 1, line 2: 5Δ/(4 ε m̂)·sqrt(2 ln(3.5/δ)) (uses the *noisy* count m̂)."""
     with np.errstate(divide="ignore"):
@@ -292,23 +284,37 @@ def noisy_cluster_averages(
     (n_clusters, d) array; a cluster with m̂ ≤ 0 (or, with probability ≈ δ/4, m̂ > 0 but no
     points) gets a uniform point of B_radius(0) (spec §1.6, edge cases).
     """
+    X = np.asarray(X, dtype=float)
+    labels = np.asarray(labels, dtype=np.int64)
+    sums, counts = _cluster_sums(X, labels, n_clusters, None)
+    return _noisy_averages_from_statistics(
+        sums, counts, radius=radius, epsilon=epsilon, delta=delta, rng=rng
+    )
+
+
+def _noisy_averages_from_statistics(
+    sums: np.ndarray,
+    counts: np.ndarray,
+    *,
+    radius: float,
+    epsilon: float,
+    delta: float,
+    rng: RNGLike = None,
+) -> np.ndarray:
+    """Algorithm 1 from per-cluster noise-free sums and counts (k calls, vectorised)."""
     epsilon, delta = _check_privacy(epsilon, delta)
     if epsilon > NOISY_AVG_MAX_EPSILON + 1e-12:
         raise ValueError(
             f"NoisyAVG is only proven (ε, δ)-DP for ε ≤ 1/3 (Theorem 2.6), got epsilon={epsilon!r}"
         )
     gen = as_generator(rng)
-    X = np.asarray(X, dtype=float)
-    labels = np.asarray(labels, dtype=np.int64)
-    d = X.shape[1]
-    sums, counts = _cluster_sums(X, labels, n_clusters)
+    n_clusters, d = sums.shape
     b = 5.0 / epsilon  # Laplace scale of line 1
     # Line 1: m̂ = m + Lap(5/ε) − (5/ε) ln(2/δ); noise is drawn for every cluster regardless.
     m_hat = counts + laplace(b, n_clusters, rng=gen) - b * math.log(2.0 / delta)
     fallback = (m_hat <= 0) | (counts == 0)
-    sigma = np.where(
-        fallback, 0.0, _noisy_avg_sigma(np.where(fallback, 1.0, m_hat), 2 * radius, epsilon, delta)
-    )
+    m_safe = np.where(fallback, 1.0, m_hat)
+    sigma = np.where(fallback, 0.0, _noisy_avg_sigma(m_safe, 2 * radius, epsilon, delta))
     eta = gaussian(1.0, (n_clusters, d), rng=gen) * sigma[:, None]
     centers = sums / np.maximum(counts, 1)[:, None] + eta
     if np.any(fallback):
@@ -1041,12 +1047,11 @@ class MaxCoverKMeans:
         centers = noisy_cluster_averages(
             X, lab, k, radius=radius, epsilon=budget.eps_G, delta=budget.delta_G, rng=gen
         )
-        if self.final_lloyd:  # Sec. 7 / spec §4.3: one DP Lloyd round by NoisyAVG per cluster
-            lab, _ = nearest_center(X, centers)
-            centers = noisy_cluster_averages(
-                X,
-                lab,
-                k,
+        if self.final_lloyd:  # Sec. 7 / spec §4.3: one DP Lloyd round, NoisyAVG per cluster
+            sums, counts = lloyd_statistics(X, centers)
+            centers = _noisy_averages_from_statistics(
+                sums,
+                counts,
                 radius=radius,
                 epsilon=budget.eps_lloyd,
                 delta=budget.delta_lloyd,

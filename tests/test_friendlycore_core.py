@@ -51,6 +51,10 @@ def test_count_within_equals_brute_force_on_lattice(n, m, d, r, block, seed):
     radius = r * 1e3 / 7
     got = count_within(X, Y, radius, block_rows=block)
     np.testing.assert_array_equal(got, brute_counts(X, Y, radius))
+    # the symmetric (upper-triangle) version on the same boundary-heavy points
+    np.testing.assert_array_equal(
+        friend_counts(X, radius, block_rows=block), brute_counts(X, X, radius)
+    )
 
 
 def test_friend_counts_blocks_and_self():

@@ -33,8 +33,6 @@ __all__ = [
 
 # About this many bytes of distances per block.
 _BLOCK_BYTES = 32 * 2**20
-# Relative rounding bound of ‖x‖² − 2x·y + ‖y‖² (generous: float64 eps is 2.2e-16).
-_ROUND_REL = 1e-10
 
 
 def _block_rows(n_cols: int, per_cell: int = 8) -> int:
@@ -48,13 +46,46 @@ def _shifted(*arrays: np.ndarray) -> list[np.ndarray]:
     return [a - shift for a in arrays]
 
 
+def _augment(Xs: np.ndarray, x_sq: np.ndarray, left: bool) -> np.ndarray:
+    """float32 rows ``[x, ‖x‖², 1]`` (left) or ``[−2y, 1, ‖y‖²]`` (right): one BLAS product of
+    the two gives the whole matrix of ‖x − y‖² with no extra pass over it."""
+    one = np.ones((Xs.shape[0], 1))
+    parts = [Xs, x_sq[:, None], one] if left else [-2.0 * Xs, one, x_sq[:, None]]
+    return np.hstack(parts).astype(np.float32)
+
+
+def _inside_block(
+    X: np.ndarray, Y: np.ndarray, XA: np.ndarray, YA: np.ndarray, tol: float, r2: float
+) -> np.ndarray:
+    """Exact ``‖x − y‖² ≤ r²`` for a block: float32 BLAS, then a float64 re-check of the pairs
+    whose float32 value is within ``tol`` of ``r²``."""
+    D = XA @ YA.T
+    inside = D <= np.float32(r2 - tol)
+    near = (D <= np.float32(r2 + tol)) & ~inside
+    if near.any():
+        ii, jj = np.nonzero(near)
+        inside[ii, jj] = ((X[ii] - Y[jj]) ** 2).sum(axis=1) <= r2
+    return inside
+
+
+def _tolerance(d: int, x_sq: np.ndarray, y_sq: np.ndarray, r2: float) -> float:
+    """Worst-case error of the float32 value of ‖x − y‖² from the augmented product, plus the
+    rounding of the threshold: inputs rounded to float32 and a (d + 2)-term dot product whose
+    absolute terms sum to ≤ 2(‖x‖² + ‖y‖²), so ≤ (4d + 32) u (max‖x‖² + max‖y‖²) with
+    u = 2⁻²⁴ (generous)."""
+    u = 2.0**-24
+    return (4 * d + 32) * u * (float(x_sq.max()) + float(y_sq.max()) + r2)
+
+
 def count_within(
     X: np.ndarray, Y: np.ndarray, radius: float, *, block_rows: int | None = None
 ) -> np.ndarray:
     """For each row of ``X``, the number of rows of ``Y`` within l2 distance ``radius``.
 
-    Exact: pairs whose BLAS squared distance lies within a rounding bound of ``radius²`` are
-    recomputed as ``sum((x − y)**2)``, so the result equals the brute-force count.
+    Exact: distances come from one float32 BLAS product per row block (augmented rows, see
+    :func:`_augment`), and every pair whose float32 value lies within the worst-case rounding
+    bound of ``radius²`` is recomputed as ``sum((x − y)**2)`` in float64, so the result equals
+    the brute-force count.
 
     Parameters
     ----------
@@ -77,30 +108,41 @@ def count_within(
         return counts
     r2 = float(radius) ** 2
     Xs, Ys = _shifted(X, Y)
-    x_sq = row_norms(Xs, squared=True)
-    y_sq = row_norms(Ys, squared=True)
-    step = block_rows or _block_rows(m)
-    for start in range(0, n, step):
-        stop = min(start + step, n)
-        D = squared_distances(Xs[start:stop], Ys)
-        # Rounding error of the expansion is bounded by a few ulps of ‖x‖² + ‖y‖².
-        tol = _ROUND_REL * (x_sq[start:stop, None] + y_sq[None, :]) + 1e-300
-        near = np.abs(D - r2) <= tol
-        inside = D <= r2
-        if near.any():
-            ii, jj = np.nonzero(near)
-            exact = ((X[start + ii] - Y[jj]) ** 2).sum(axis=1)
-            inside[ii, jj] = exact <= r2
-        counts[start:stop] = inside.sum(axis=1)
+    x_sq, y_sq = row_norms(Xs, squared=True), row_norms(Ys, squared=True)
+    XA, YA = _augment(Xs, x_sq, True), _augment(Ys, y_sq, False)
+    tol = _tolerance(X.shape[1], x_sq, y_sq, r2)
+    step = block_rows or _block_rows(m, per_cell=6)
+    for a in range(0, n, step):
+        b = min(a + step, n)
+        counts[a:b] = _inside_block(X[a:b], Y, XA[a:b], YA, tol, r2).sum(axis=1)
     return counts
 
 
 def friend_counts(X: np.ndarray, radius: float, *, block_rows: int | None = None) -> np.ndarray:
     """Friend counts ``w_i = #{j : ‖x_i − x_j‖ ≤ r}`` (self included) of the ``dist_r`` predicate.
 
-    O(n² d) time in BLAS blocks, O(n · block) memory. See :func:`count_within`.
+    Exact like :func:`count_within`, using the symmetry of the predicate: each row block is
+    compared only with itself and the rows after it, and the counts of the later rows are
+    updated from the block's column sums (half the work of ``count_within(X, X, r)``).
+    O(n² d / 2) time, O(n · block) memory.
     """
-    return count_within(X, X, radius, block_rows=block_rows)
+    X = np.asarray(X, dtype=float)
+    n = X.shape[0]
+    counts = np.zeros(n, dtype=np.int64)
+    if n == 0:
+        return counts
+    r2 = float(radius) ** 2
+    (Xs,) = _shifted(X)
+    x_sq = row_norms(Xs, squared=True)
+    XA, YA = _augment(Xs, x_sq, True), _augment(Xs, x_sq, False)
+    tol = _tolerance(X.shape[1], x_sq, x_sq, r2)
+    step = block_rows or _block_rows(n, per_cell=6)
+    for a in range(0, n, step):
+        b = min(a + step, n)
+        inside = _inside_block(X[a:b], X[a:], XA[a:b], YA[a:], tol, r2)
+        counts[a:b] += inside.sum(axis=1)
+        counts[b:] += inside[:, b - a :].sum(axis=0)
+    return counts
 
 
 def _pair_blocks(T: np.ndarray, rows: slice) -> np.ndarray:

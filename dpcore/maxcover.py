@@ -545,7 +545,11 @@ class _IncidenceCover:
         n, d = Y.shape
         self.d, self.M = d, M
         if n * V_signed.shape[0] > max_inc:
-            raise MemoryError
+            raise ValueError(
+                f"sampler='incidence' would check {n * V_signed.shape[0]:.3g} (point, grid point) "
+                f"pairs at this level (limit {max_inc:.3g}); use sampler='lazy' (same output "
+                "distribution) or a larger grid_stride"
+            )
         F = np.floor(Y).astype(np.int64)
         B = F[:, None, :] + V_signed[None, :, :]  # candidates f + s + (2s−1)v
         ok = _within(Y[:, None, :], B, rho) & np.all(np.abs(B) <= M, axis=2)

@@ -59,6 +59,15 @@ def test_small_panel_and_report(tmp_path):
     assert "## synthetic" in text and "Balcan" in text
     html = (tmp_path / "figures" / "maxcover_synthetic.html").read_text()
     assert "cdn.plot.ly" in html
+    # the report can be rebuilt from the saved raw results without new runs
+    df.to_csv(tmp_path / "maxcover_raw.csv", index=False)
+    pd.DataFrame({"n": [1000], "mean": [2.0], "std": [0.1]}).to_csv(
+        tmp_path / "maxcover_claim11.csv", index=False
+    )
+    out = tmp_path / "again"
+    out.mkdir()
+    assert rep.main(["--from-csv", str(tmp_path / "maxcover_raw.csv"), "--out", str(out)]) == 0
+    assert "| 1000 | 2 | 0.1 |" in (out / "maxcover.md").read_text()
 
 
 @pytest.mark.data

@@ -322,7 +322,10 @@ def friendly_core(
         instead of all n (App. B), O(n · m · d) instead of O(n² d). See Notes.
     check_size : bool
         Raise ``ValueError`` when n (or the reference size) is below :func:`required_size`, i.e.
-        when even a perfectly friendly data set would give an (almost) empty core.
+        when even a perfectly friendly data set would give an (almost) empty core. The check
+        reads n; like the shape checks it refuses to run rather than releasing anything, but in
+        the add/remove model n is private, so pass ``check_size=False`` where even that one bit
+        (n below the bound) must not be revealed.
     counts : (n,) int array, optional
         Precomputed exact friend counts ``friend_counts(X, radius)`` (they are a deterministic
         function of the data), to re-draw the core without recounting. Exact counting only.

@@ -54,6 +54,9 @@ def test_coinpress_error_matches_repository_results():
 
 def test_coinpress_noise_and_projection():
     # All points inside the first clip ball: the first release is mean + N(0, σ₁²) exactly.
+    # KS on 6000 standardised values: a σ off by 5 % (e.g. ρ_i or the 2C/n sensitivity
+    # mis-scaled) shifts the CDF by ≈ 0.02 > the 1 % critical value 1.63/√6000 ≈ 0.021 — borderline
+    # for 5 %, certain for the factor-2 (sensitivity C/n) and √2 (ρ vs 2ρ) bugs.
     rng = np.random.default_rng(1)
     X = rng.normal(size=(500, 4)) * 0.1 + 3.0
     zs = []

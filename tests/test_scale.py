@@ -379,6 +379,31 @@ def test_cluster_sample_equals_the_local_one(client):
     np.testing.assert_allclose(far.cluster_centers_, near.cluster_centers_, rtol=1e-9)
 
 
+@pytest.mark.slow
+def test_cli_runs_on_a_scheduler_address(client, tmp_path, capsys):
+    """`dpcore run ... --dask ADDRESS` and `dpcore sample --scheduler ADDRESS` use the cluster."""
+    import json
+
+    from dpcore import cli
+
+    X, _ = mixture(3000)
+    for i in range(3):
+        pd.DataFrame(X[i * 1000:(i + 1) * 1000], columns=["a", "b"]).to_parquet(
+            tmp_path / f"p{i}.parquet")
+    address = client.scheduler.address
+    out = tmp_path / "r.json"
+    code = cli.main(["-q", "run", "dplloyd", str(tmp_path), "--radius", "5", "--epsilon", "20",
+                     "-k", "3", "--sampler", "coreset", "--sample-size", "800", "--n-rows",
+                     "3000", "--mean-sq-norm", "4.0", "--dask", address, "--seed", "1",
+                     "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    assert np.shape(json.loads(out.read_text())["released"]["centers"]) == (3, 2)
+    code = cli.main(["-q", "sample", str(tmp_path), "--radius", "5", "--sample-size", "300",
+                     "--sampler", "uniform", "--n-rows", "3000", "--scheduler", address,
+                     "--out", str(tmp_path / "s.npz")])
+    assert code == 0 and np.load(tmp_path / "s.npz")["X"].shape[1] == 2
+
+
 def _kill_one_worker_soon(client, delay: float) -> tuple[threading.Thread, int]:
     pid = next(iter(client.run(os.getpid).values()))
 

@@ -404,16 +404,26 @@ def test_cli_runs_on_a_scheduler_address(client, tmp_path, capsys):
     assert code == 0 and np.load(tmp_path / "s.npz")["X"].shape[1] == 2
 
 
-def _kill_one_worker_soon(client, delay: float) -> tuple[threading.Thread, int]:
-    pid = next(iter(client.run(os.getpid).values()))
+def _kill_a_busy_worker(client, after: float = 0.3) -> tuple[threading.Thread, dict]:
+    """SIGKILL the first worker seen processing a task, ``after`` seconds into that task (so
+    the kill lands mid-run however slow the machine is). Returns the thread and {"pid": ...}."""
+    pids = client.run(os.getpid)
+    killed: dict = {}
 
     def kill():
-        time.sleep(delay)
-        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            busy = [w for w, keys in client.processing().items() if keys and w in pids]
+            if busy:
+                time.sleep(after)
+                killed["pid"] = pids[busy[0]]
+                os.kill(killed["pid"], signal.SIGKILL)
+                return
+            time.sleep(0.02)
 
     t = threading.Thread(target=kill)
     t.start()
-    return t, pid
+    return t, killed
 
 
 @pytest.mark.slow
@@ -424,14 +434,14 @@ def test_killed_worker_gives_the_undisturbed_sample(client):
     with dask.config.set(scheduler="synchronous"):
         ref = scale.importance_sample(slow_array(delay=0.0), 500, radius=R, rng=4,
                                       mean_sq_norm=3.0)
-    killer, pid = _kill_one_worker_soon(client, 0.8)
+    killer, killed = _kill_a_busy_worker(client)
     S = scale.importance_sample(A, 500, radius=R, rng=4, mean_sq_norm=3.0, client=client)
     killer.join()
-    assert sum(S.seconds.values()) > 0.8  # the kill happened while the run was going on
+    assert "pid" in killed  # a worker was killed while processing a partition of this run
     np.testing.assert_array_equal(S.indices, ref.indices)
     np.testing.assert_array_equal(S.partition_rows, np.full(12, 400))
     client.wait_for_workers(2, timeout=60)
-    assert pid not in client.run(os.getpid).values()  # the worker really died
+    assert killed["pid"] not in client.run(os.getpid).values()  # it really died
 
 
 @pytest.mark.slow
@@ -440,7 +450,7 @@ def test_worker_death_beyond_retries_fails_clearly(client):
     old = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.allowed_failures)
     client.run_on_scheduler(lambda dask_scheduler: setattr(dask_scheduler, "allowed_failures", 0))
     try:
-        killer, _ = _kill_one_worker_soon(client, 0.8)
+        killer, _ = _kill_a_busy_worker(client)
         with pytest.raises(scale.ScaleError, match="no partial result is returned"):
             scale.importance_sample(slow_array(), 500, radius=R, rng=4, mean_sq_norm=3.0,
                                     client=client)

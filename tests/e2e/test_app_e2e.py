@@ -8,6 +8,7 @@ own browser download is never used. Launch flags: ``../shared/spec/streamlit_not
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -166,13 +167,15 @@ def test_release_in_browser_is_recorded_in_the_ledger(page, server):
     assert page.locator("[data-testid='stPlotlyChart']").count() == 0  # nothing before a release
     page.get_by_role("button", name="Release DP-Lloyd centres").click()
     wait_ready(page)
-    page.locator("[data-testid='stAlertContentSuccess']", has_text="ledger entry 1").wait_for()
+    success = page.locator("[data-testid='stAlertContentSuccess']", has_text="ledger entry 1")
+    success.wait_for()
+    eps = re.search(r"Released under ε = ([0-9.]+)", success.inner_text()).group(1)
     page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg")
     assert_no_errors(page, "release")
     page.locator("[data-testid='stSidebarNav'] a[href$='/ledger']").click()
     wait_ready(page)
     spent = page.locator("[data-testid='stMetric']", has_text="ε spent")
-    spent.locator("[data-testid='stMetricValue']", has_text="1.5").wait_for()  # ε from the slider
+    spent.locator("[data-testid='stMetricValue']", has_text=eps).wait_for()
     page.locator("[data-testid='glide-cell-0-0']", has_text="importance: DP-Lloyd").wait_for(
         state="attached")
     page.get_by_test_id("stSidebar").get_by_text("explore", exact=True).click()

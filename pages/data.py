@@ -158,7 +158,10 @@ def _suggest_radius() -> None:
     sp["radius_from"] = "suggested from the data's 99th percentile norm: NOT private"
 
 
-if key == UPLOAD or sp["radius"] is None or "NOT private" in sp["radius_from"]:
+if is_release_mode():
+    st.caption("Release mode: a radius can be declared, or estimated privately below; reading it "
+               "off the data is not offered.")
+elif key == UPLOAD or sp["radius"] is None or "NOT private" in sp["radius_from"]:
     st.button("Suggest a radius from the data (not private)", key="suggest_radius",
               on_click=_suggest_radius)
 
@@ -215,16 +218,15 @@ if "NOT private" in sp["radius_from"]:
 ds = current_dataset()
 if ds is None:
     st.stop()
-clipped = 0
-if ds.radius is not None:
+m1, m2, m3 = st.columns(3)
+m1.metric("Rows", f"{ds.n:,}")
+m2.metric("Columns used", ds.d)
+if ds.radius is not None and not is_release_mode():  # a count of the data: explore only
     from dpcore.geometry import row_norms
 
     # ds.X is already clipped: rows that were outside now sit on the sphere.
     clipped = int(np.sum(row_norms(ds.X) >= ds.radius * (1 - 1e-9)))
-m1, m2, m3 = st.columns(3)
-m1.metric("Rows", f"{ds.n:,}")
-m2.metric("Columns used", ds.d)
-m3.metric("Rows on the radius (clipped)", f"{clipped:,}")
+    m3.metric("Rows on the radius (clipped)", f"{clipped:,}")
 
 if key == SYNTHETIC:
     st.caption("Synthetic data are public by construction: generated with a fixed seed from a "

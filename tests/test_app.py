@@ -240,3 +240,15 @@ def test_parquet_and_tsv_uploads():
     at.file_uploader(key="upload").set_value(("t.tsv", tsv, "text/tab-separated-values")).run()
     assert not at.exception and not errors(at)
     assert at.metric[0].value == "30"
+
+
+def test_release_mode_data_page_reveals_no_data_statistic():
+    at = new_app({"mode": "release"})
+    labels = [m.label for m in at.metric if m.label != "Budget remaining"]
+    assert labels == ["Rows", "Columns used"]  # n and d are public; the clipped count is not
+    rows = "\n".join(f"{i},{2 * i}" for i in range(30))
+    at.file_uploader(key="upload").set_value(("r.csv", f"a,b\n{rows}\n".encode(),
+                                              "text/csv")).run()
+    with pytest.raises(KeyError):
+        at.button(key="suggest_radius")  # no non-private suggestion in release mode
+    assert at.button(key="private_radius")

@@ -282,7 +282,7 @@ def test_dask_dp_lloyd_is_the_in_memory_algorithm(sync, monkeypatch):
     monkeypatch.setattr(lloyd, "noisy_lloyd_update",
                         lambda *a, **k: calls.append(1) or real(*a, **k))
     res = scale.dp_lloyd(da.from_array(X, chunks=(700, -1)), 3, epsilon=2.0, radius=R,
-                         n_iter=6, rng=11)
+                         n_iter=6, rng=11, persist=True)
     assert len(calls) == 6
     monkeypatch.setattr(lloyd, "noisy_lloyd_update", real)
     ref = lloyd.DPLloyd(3, epsilon=2.0, radius=R, n_iter=6, rng=11).fit(X)
@@ -368,7 +368,8 @@ def test_cluster_sample_equals_the_local_one(client):
     np.testing.assert_array_equal(S.X, ref.X)
     X, _ = mixture(2000)
     B = da.from_array(X, chunks=(500, -1))
-    res = scale.dp_lloyd(B, 3, epsilon=1.0, radius=R, n_iter=3, rng=5, client=client)
+    res = scale.dp_lloyd(B, 3, epsilon=1.0, radius=R, n_iter=3, rng=5, client=client,
+                         persist=True)
     with dask.config.set(scheduler="synchronous"):
         local = scale.dp_lloyd(B, 3, epsilon=1.0, radius=R, n_iter=3, rng=5)
     np.testing.assert_allclose(res.cluster_centers_, local.cluster_centers_, rtol=1e-9)

@@ -65,6 +65,7 @@ from dpcore.importance import (
     calibrate_lloyd,
     coreset_max_sample_size,
     poisson_sample,
+    uniform_probabilities,
 )
 from dpcore.privacy import PrivacyLeakWarning, PureDP, compose
 from dpcore.rng import RNGLike
@@ -203,8 +204,9 @@ def _sample_part(part: Any, index: int, seed: np.random.SeedSequence, radius: fl
                  center: np.ndarray | None, sampler: str, sample_size: float, n: int,
                  mean_sq_norm: float | None, lam: float) -> dict:
     M, sq = _centred(part, index, center)
-    if sampler == "uniform":
-        q = np.full(M.shape[0], sample_size / n)
+    if sampler == "uniform":  # the in-memory function on this partition's share of m
+        n_part = M.shape[0]
+        q = uniform_probabilities(n_part, sample_size * n_part / n) if n_part else np.empty(0)
     else:  # ‖clip(x)‖² = min(‖x‖², r²): only the sampled rows need the clipped copy
         q = _coreset_q(np.minimum(sq, radius * radius), sample_size=sample_size, n=n,
                        mean_sq_norm=mean_sq_norm, lam=lam)

@@ -399,3 +399,4 @@ def release_button(page: str, label: str, run) -> None:
             st.session_state["releases"][page] = {
                 "values": values, "guarantee": str(guarantee), "config": config,
                 "entry": len(ledger())}
+            st.rerun()  # so the sidebar, drawn before this page, shows the new remaining budget

@@ -93,6 +93,9 @@ if release:
                               "seconds": out.seconds, "entry": len(ledger())}
         if done:
             ss["releases"]["clustering"] = done
+        if done and len(done) == len(chosen):
+            st.rerun()  # the sidebar (drawn first) shows the new remaining budget; on a partial
+            # refusal the page stays as is so its messages remain visible
     rel = ss["releases"].get("clustering")
     if not rel:
         st.info("Nothing released from this page yet in this session.")
@@ -110,7 +113,8 @@ if release:
             for n, r in rel.items()]
     download_csv(pd.concat(rows), "released_centers.csv", "clu_rel_csv",
                  label="Released centres (CSV)")
-    for i, r in enumerate(rel.values()):
+    for i, (name, r) in enumerate(rel.items()):
+        st.caption(name)
         download_config(r["config"], f"clu_rel_cfg_{i}")
     st.stop()
 

@@ -239,3 +239,10 @@ def test_page_settings_survive_navigation_and_data_switch():
     for page in ("pages/importance.py", "pages/friendlycore.py", "pages/sensitivity.py"):
         at.switch_page(page).run()
         assert not at.exception, page
+
+
+def test_sidebar_budget_is_current_right_after_a_release():
+    at, _ = _page("pages/importance.py", {"mode": "release", "eps": "3.0"})
+    at.button(key="importance_release").click().run()
+    assert not at.exception and not errors(at)
+    assert at.sidebar.metric[0].value == "ε 7"

@@ -304,7 +304,9 @@ def download_config(config: dict, key: str) -> None:
         "Run configuration (JSON)", json.dumps(config, indent=2),
         file_name=f"{config['mechanism']}_config.json", mime="application/json", key=key,
         on_click="ignore", icon=":material/download:",
-        help="Re-run with `dpcore run --config FILE` or dpcore.runconfig.run_config(json.load(f)).",
+        help="Re-run with `dpcore run --config FILE` or dpcore.runconfig.run_config(json.load(f)). "
+             "Its outputs are in centred coordinates (the CSVs here add the declared centre "
+             "back).",
     )
 
 

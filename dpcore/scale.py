@@ -239,8 +239,8 @@ def _compute(tasks: list, client: Any, what: str) -> list:
         if client is not None:
             return client.gather(client.compute(tasks))
         return list(dask.compute(*tasks))
-    except (ValueError, TypeError, MemoryError):
-        raise  # bad data inside a partition: the original, clear message
+    except (ValueError, TypeError, MemoryError, FileNotFoundError, PermissionError):
+        raise  # bad or missing data inside a partition: the original, clear message
     except Exception as exc:  # KilledWorker, CancelledError, lost connections, ...
         raise ScaleError(
             f"{what} failed on the cluster ({type(exc).__name__}: {exc}); no partial result "

@@ -728,7 +728,7 @@ def _resolve_params(mech: Mechanism, params: dict, data: Mapping[str, Any]) -> d
 
 
 def run_config(config: Mapping[str, Any] | str, X: Any = None, *,
-               prepared: bool = False) -> RunResult:
+               prepared: bool = False, ledger: Any = None) -> RunResult:
     """Run a configuration.
 
     Parameters
@@ -740,6 +740,10 @@ def run_config(config: Mapping[str, Any] | str, X: Any = None, *,
         declared columns, centre and radius are applied (:func:`prepare_matrix`).
     prepared : bool
         ``X`` is already :func:`load_data`'s output for this configuration (skip preparing).
+    ledger : dpcore.privacy.PrivacyLedger, optional
+        Record the release there (label: the mechanism, with its parameters and seed). If the
+        ledger refuses it (:class:`~dpcore.privacy.BudgetExceededError`), the result is
+        discarded: nothing is released.
 
     Returns
     -------
@@ -764,6 +768,8 @@ def run_config(config: Mapping[str, Any] | str, X: Any = None, *,
         seconds = time.perf_counter() - t0
     for w in caught:  # re-emit so callers' filters (and the CLI) see them
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if ledger is not None:
+        ledger.spend(mech.name, guarantee, **params, seed=cfg["seed"])
     return RunResult(
         mechanism=mech.name,
         released=dict(released),

@@ -247,3 +247,17 @@ def test_synthetic_mixture_source_regenerates_the_dashboard_data(standins):
                                df[["x1", "x2", "x3"]].mean().to_numpy(), atol=1e-6)
     with pytest.raises(ValueError, match="must look like 'mixture:n=1000,d=2"):
         rc.read_table("mixture:n=5")
+
+
+def test_run_config_spends_from_a_ledger_or_releases_nothing(standins):
+    from dpcore.privacy import BudgetExceededError, PrivacyLedger
+
+    ledger = PrivacyLedger(PureDP(1.5))
+    X = np.zeros((10, 2))
+    cfg = rc.make_config("standin_mean", {"epsilon": 1.0, "radius": 1.0}, "inline", seed=4)
+    rc.run_config(cfg, X, ledger=ledger)
+    assert [(e.label, e.guarantee) for e in ledger.entries] == [("standin_mean", PureDP(1.0))]
+    assert ledger.entries[0].params == {"epsilon": 1.0, "radius": 1.0, "seed": 4}
+    with pytest.raises(BudgetExceededError):
+        rc.run_config(cfg, X, ledger=ledger)
+    assert len(ledger) == 1

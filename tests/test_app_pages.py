@@ -246,3 +246,21 @@ def test_sidebar_budget_is_current_right_after_a_release():
     at.button(key="importance_release").click().run()
     assert not at.exception and not errors(at)
     assert at.sidebar.metric[0].value == "ε 7"
+
+
+PAGES = ["pages/data.py", "pages/importance.py", "pages/friendlycore.py", "pages/clustering.py",
+         "pages/utility.py", "pages/sensitivity.py", "pages/ledger.py"]
+
+
+@pytest.mark.parametrize("mode", ["explore", "release"])
+def test_every_page_renders_in_both_modes(mode):
+    at = new_app({"mode": mode})
+    for page in PAGES:
+        at.switch_page(page).run()
+        assert not at.exception, (page, at.exception)
+        if mode == "explore":
+            assert not errors(at), page
+        else:  # release mode shows no raw-data scatter anywhere before a release
+            for spec in figure_specs(at):
+                title = spec["layout"].get("title", {}).get("text", "")
+                assert "not a private release" not in title, page

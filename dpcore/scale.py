@@ -154,8 +154,8 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> lis
                                  f"{data.shape[1]} columns")
             data = data[:, list(columns)]
         return list(data.rechunk({1: -1}).to_delayed()[:, 0])
-    raise TypeError(f"data must be a Parquet path, a Dask DataFrame or Array, or a numpy array; "
-                    f"got {type(data).__name__}")
+    raise TypeError("data must be Parquet/CSV paths, a Dask DataFrame or Array, a numpy array "
+                    f"or a pandas DataFrame; got {type(data).__name__}")
 
 
 def _centred(part: Any, index: int, center: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -203,6 +203,12 @@ def _coreset_q(sq_norms: np.ndarray, *, sample_size: float, n: int, mean_sq_norm
 def _sample_part(part: Any, index: int, seed: np.random.SeedSequence, radius: float,
                  center: np.ndarray | None, sampler: str, sample_size: float, n: int,
                  mean_sq_norm: float | None, lam: float) -> dict:
+    """Pass 2: q of every row, Bernoulli draws from this partition's own stream (Def. 5).
+
+    Returns the sampled rows (clipped), their weights 1/q, their local row numbers and the
+    number of rows read (checked on the driver). ``min(q, 1)`` only absorbs rounding: the
+    driver has checked q ≤ 1 on the whole ball.
+    """
     M, sq = _centred(part, index, center)
     if sampler == "uniform":  # the in-memory function on this partition's share of m
         n_part = M.shape[0]
@@ -224,6 +230,7 @@ def _lloyd_sample_part(res: dict, centers: np.ndarray):
 
 def _lloyd_part(part: Any, index: int, radius: float, center: np.ndarray | None,
                 centers: np.ndarray):
+    """Rows read and noise-free Lloyd statistics (sums, counts) of one data partition."""
     from dpcore.lloyd import lloyd_statistics
 
     M = _matrix(part, index, radius, center)

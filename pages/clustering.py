@@ -61,7 +61,7 @@ if not chosen:
     st.stop()
 
 
-@st.cache_data(max_entries=64, show_spinner="Fitting…")
+@st.cache_data(max_entries=64, scope="session", show_spinner="Fitting…")
 def fit(name: str, fp: str, k: int, eps: float, delta: float, radius: float, seed: int,
         _X: np.ndarray):
     """Cached on data hash, parameters and explicit seed."""

@@ -79,8 +79,7 @@ def rows_used(seed: int) -> np.ndarray:
     return ds.X if idx is None else ds.X[idx]
 
 
-@st.cache_data(max_entries=16, show_spinner="Running FriendlyCore…")
-def run_mean(fp: str, n_used: int, r: float, eps: float, delta: float, seed: int, _X) -> dict:
+def mean_once(fp: str, n_used: int, r: float, eps: float, delta: float, seed: int, _X) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -92,7 +91,13 @@ def run_mean(fp: str, n_used: int, r: float, eps: float, delta: float, seed: int
             "n_hat": res.n_hat, "warnings": [str(w.message) for w in caught]}
 
 
-@st.cache_data(max_entries=16, show_spinner="Running FriendlyCore (DP paradigm)…")
+# Explore views are cached on data hash, parameters and seed, per session; releases are not.
+run_mean = st.cache_data(max_entries=16, scope="session",
+                         show_spinner="Running FriendlyCore…")(mean_once)
+
+
+@st.cache_data(max_entries=16, scope="session",
+               show_spinner="Running FriendlyCore (DP paradigm)…")
 def run_core_dp(fp: str, n_used: int, r: float, alpha: float, seed: int, _X) -> dict:
     res = friendly_core(_X, r, paradigm="dp", alpha=alpha, rng=seed)
     return {"mask": res.mask, "counts": res.counts}
@@ -103,7 +108,7 @@ def mean_params() -> dict:
 
 
 def run_release(seed: int):
-    out = run_mean(ds.fp, int(n_used), float(r), eps, float(delta), seed, rows_used(seed))
+    out = mean_once(ds.fp, int(n_used), float(r), eps, float(delta), seed, rows_used(seed))
     if "error" in out:
         st.error(out["error"])
         return None, None, None
@@ -205,7 +210,7 @@ t = st.slider("Parts t", 2, max(2, X.shape[0] // k), min(max(2, X.shape[0] // (2
               **keep(f"fc_t_{X.shape[0]}_{k}"))
 
 
-@st.cache_data(max_entries=8, show_spinner="Running FriendlyCore clustering…")
+@st.cache_data(max_entries=8, scope="session", show_spinner="Running FriendlyCore clustering…")
 def run_kmeans(fp: str, n_used: int, k: int, eps: float, delta: float, radius: float, t: int,
                seed: int, _X) -> dict:
     with warnings.catch_warnings(record=True) as caught:

@@ -90,8 +90,9 @@ def rows(seed: int) -> np.ndarray:
     return ds.X if idx is None else ds.X[idx]
 
 
-@st.cache_data(max_entries=16, show_spinner="Sampling sensitivities…")
-def run(fp: str, n_used: int, params_json: str, seed: int, _X: np.ndarray) -> dict:
+def run_once(fp: str, n_used: int, params_json: str, seed: int, _X: np.ndarray,
+             with_truth: bool = True) -> dict:
+    """One Sample-Then-Respond; ``with_truth`` adds the non-private value (explore only)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -102,8 +103,14 @@ def run(fp: str, n_used: int, params_json: str, seed: int, _X: np.ndarray) -> di
             "samples": rel.sensitivity.sensitivities, "delta_hat": rel.sensitivity.delta_hat,
             "k": rel.sensitivity.config.k, "m": rel.sensitivity.config.m,
             "noise_scale": rel.noise_scale,
-            "true": np.atleast_1d(np.asarray(_true_value(json.loads(params_json), _X), float)),
+            "true": (np.atleast_1d(np.asarray(_true_value(json.loads(params_json), _X), float))
+                     if with_truth else None),
             "warnings": [str(w.message) for w in caught]}
+
+
+# Explore views: cached on data hash, parameters and seed, per session; releases are not.
+run = st.cache_data(max_entries=16, scope="session",
+                    show_spinner="Sampling sensitivities…")(run_once)
 
 
 def _true_value(p: dict, X: np.ndarray) -> np.ndarray:
@@ -129,7 +136,8 @@ if release:
                    "(with an empty ledger) before releasing, or the ledger will refuse it.")
 
     def run_release(seed: int):
-        out = run(ds.fp, int(n_used), json.dumps(params), seed, rows(seed))
+        out = run_once(ds.fp, int(n_used), json.dumps(params), seed, rows(seed),
+                       with_truth=False)
         if "error" in out:
             st.error(out["error"])
             return None, None, None

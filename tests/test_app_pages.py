@@ -197,6 +197,10 @@ def test_sensitivity_page_ecdf_global_bound_and_gamma_budget():
     bound = float(at.metric[1].value)
     assert delta_hat == pytest.approx(g.max(), rel=1e-3)  # k = m: the largest sample
     assert delta_hat <= bound  # Proposition 18
+    # the explicit 95 % noise bound: Laplace scale b gives b·ln(20)
+    b = float(next(m.value for m in at.markdown if "noise scale" in m.value)
+              .split("noise scale ")[1].split(".  ")[0].rstrip("."))
+    assert any(f"± {b * np.log(20):.4g}" in i.value for i in at.info)
     at.selectbox(key="stat").select("least_squares").run()
     assert at.metric[1].value == "unknown"
     # release mode: a random-DP release is refused under an (ε, δ) budget, accepted with γ

@@ -144,6 +144,7 @@ def test_friendlycore_page_explains_too_small_budget_then_runs():
     assert counts.shape == (3000,) and counts.min() >= 1  # every point is its own friend
     names = [t["name"] for t in specs[1]["data"]]
     assert {"kept", "true mean (not private)", "FriendlyCore private mean"} <= set(names)
+    assert any("With probability 95 %" in i.value for i in at.info)  # explicit noise bound
     kept = next(t for t in specs[1]["data"] if t["name"] == "kept")
     core_size = int(at.metric[0].value.split(" of ")[0].replace(",", ""))
     assert core_size == trace_array(kept, "x").size

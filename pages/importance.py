@@ -125,6 +125,11 @@ fig1 = plots.points_figure(
     title="Importance weight 1/q (marker area) and individual privacy loss (colour): paper "
           "Figure 1", axis_titles=proj.axis_titles, note=EXPLORE_NOTE, seed=seed, size_max=12)
 show(fig1, "importance_fig1")
+if sampler == "privacy":
+    st.caption("Privacy-constrained sampling chooses q so that every point's loss ψ(x) equals the "
+               "target ε (Theorem 10): a uniform colour is its design. Points far from the centre "
+               "(large ‖x‖, higher loss without sampling) get a small q and a large weight. Try "
+               "*coreset* or *uniform* to see the losses vary.")
 c1, c2 = st.columns(2)
 with c1:
     show(plots.histogram(w, title=f"Weights 1/q of the {idx.size:,} sampled points",

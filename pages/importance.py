@@ -127,9 +127,10 @@ fig1 = plots.points_figure(
 show(fig1, "importance_fig1")
 if sampler == "privacy":
     st.caption("Privacy-constrained sampling chooses q so that every point's loss ψ(x) equals the "
-               "target ε (Theorem 10): a uniform colour is its design. Points far from the centre "
-               "(large ‖x‖, higher loss without sampling) get a small q and a large weight. Try "
-               "*coreset* or *uniform* to see the losses vary.")
+               "target ε (Theorem 10): a uniform colour is its design. Points near the centre "
+               "(small ‖x‖, little loss per unit of weight) can be sampled rarely and carry a "
+               "large weight; far points are kept with q near 1. Try *coreset* or *uniform* to "
+               "see the losses vary.")
 c1, c2 = st.columns(2)
 with c1:
     show(plots.histogram(w, title=f"Weights 1/q of the {idx.size:,} sampled points",

@@ -42,7 +42,8 @@ names = [n for n, a in algorithms.items() if a.private or not release]
 default = [n for n in ("DP-Lloyd", "DP-Lloyd + coreset sampling", "k-means (non-private)")
            if n in names]
 c1, c2 = st.columns([3, 1])
-chosen = c1.multiselect("Algorithms", names, default=default, **keep("clu_algs"))
+chosen = c1.multiselect("Algorithms", names, default=default, **keep("clu_algs"),
+                        bind="query-params")
 delta = c2.number_input("δ (for (ε, δ) algorithms)", 1e-12, 0.1, value=1e-6, format="%.1e",
                         **keep("clu_delta"))
 missing = unavailable_algorithms()

@@ -42,7 +42,7 @@ algorithms = {n: a for n, a in clustering_algorithms().items() if a.private}
 c1, c2 = st.columns([3, 2])
 chosen = c1.multiselect("Algorithms", list(algorithms),
                         default=[n for n in ("DP-Lloyd", "DP-Lloyd + coreset sampling")
-                                 if n in algorithms], **keep("pu_algs"))
+                                 if n in algorithms], **keep("pu_algs"), bind="query-params")
 lo, hi = c2.select_slider("ε range", EPSILON_GRID, value=(0.1, 10.0), **keep("pu_range"))
 c3, c4, c5 = st.columns(3)
 n_eps = c3.slider("Grid points", 2, 12, 5, **keep("pu_points"))

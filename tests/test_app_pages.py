@@ -269,3 +269,11 @@ def test_every_page_renders_in_both_modes(mode):
             for spec in figure_specs(at):
                 title = spec["layout"].get("title", {}).get("text", "")
                 assert "not a private release" not in title, page
+
+
+def test_algorithm_choice_comes_from_the_url():
+    at = new_app({"clu_algs": ["DP-Lloyd", "DP-Lloyd + privacy-constrained sampling"]})
+    at.switch_page("pages/clustering.py").run()
+    assert not at.exception
+    assert list(at.dataframe[0].value["algorithm"]) == [
+        "DP-Lloyd", "DP-Lloyd + privacy-constrained sampling"]

@@ -244,8 +244,9 @@ if key is not None and key[0] == ds.fp:
         show_warnings(km["warnings"])
         if km["failed_"]:
             st.warning(f"FriendlyCore clustering failed: {km['failure_reason_']}. It needs "
-                       "well-separated clusters that every part recovers: e.g. the synthetic "
-                       "mixture with 3 components and σ = 0.3, k = 3, ε ≥ 5.")
+                       "well-separated clusters that every part recovers, and many parts: e.g. the "
+                       "synthetic mixture with 3 components and σ = 0.3, all 10,000 points, "
+                       "k = 3, t = 1000, ε = 5.")
         tuples = km["tuples_"]
         centres = {}
         if tuples is not None:

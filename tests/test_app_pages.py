@@ -277,3 +277,28 @@ def test_algorithm_choice_comes_from_the_url():
     assert not at.exception
     assert list(at.dataframe[0].value["algorithm"]) == [
         "DP-Lloyd", "DP-Lloyd + privacy-constrained sampling"]
+
+
+def test_friendlycore_clustering_story_on_separated_mixture():
+    # 3 well-separated components (σ = 0.3 with means up to 10 apart), all 10 000 points in
+    # t = 1000 parts: every part recovers the 3 centres, so the tuple core is non-empty.
+    at = new_app({"data": "mixture", "eps": "5.0", "k": "3"})
+    at.number_input(key="mix_k").set_value(3).run()
+    at.number_input(key="mix_sigma").set_value(0.3).run()
+    at.switch_page("pages/friendlycore.py").run()
+    at.number_input(key="fc_n_10000").set_value(10000).run()
+    at.slider(key="fc_t_10000_3").set_value(1000).run()
+    at.button(key="fc_km_run").click().run()
+    assert not at.exception and not errors(at)
+    spec = figure_specs(at)[-1]
+    traces = {t["name"]: t for t in spec["data"]}
+    assert {"tuple centres kept (tuple core)", "final centres"} <= set(traces)
+    final = np.c_[trace_array(traces["final centres"], "x"),
+                  trace_array(traces["final centres"], "y")]
+    assert final.shape == (3, 2)
+    from dpcore.runconfig import mixture_frame
+
+    truth = mixture_frame(10000, 2, 3, 0.3, 10.0).groupby("component")[["x1", "x2"]].mean()
+    # each true component mean has a released centre nearby (noise at ε = 5 is small here)
+    dist = np.linalg.norm(truth.to_numpy()[:, None, :] - final[None, :, :], axis=2).min(axis=1)
+    assert (dist < 1.0).all(), dist

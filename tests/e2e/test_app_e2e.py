@@ -36,6 +36,11 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="session")
 def server():
+    yield from _serve()
+
+
+def _serve():
+    """Start ``streamlit run app.py`` on a free port; yield its URL once healthy."""
     port = _free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
            "--server.port", str(port), "--server.address", "127.0.0.1",
@@ -201,3 +206,20 @@ def test_upload_a_file_then_a_bad_one(page, server):
     err.first.wait_for()
     assert "broken.csv" in err.first.inner_text()
     assert page.locator("[data-testid='stException']").count() == 0
+
+
+def test_first_deep_link_on_a_fresh_server_gets_the_frame(browser):
+    """Streamlit routes a fresh server's first session through its legacy ``pages/`` router;
+    a deep link must still get the navigation and sidebar (pages/_common._leave_legacy_router)."""
+    for url in _serve():
+        ctx = browser.new_context(viewport={"width": 1400, "height": 1200})
+        pg = ctx.new_page()
+        pg.set_default_timeout(60_000)
+        pg.goto(url + "/ledger")
+        wait_ready(pg)
+        pg.get_by_text("Privacy ledger").first.wait_for()
+        assert pg.locator("[data-testid='stSidebar']").get_by_text("Data set").count() == 1
+        links = " ".join(pg.locator("[data-testid='stSidebarNav'] a").all_inner_texts())
+        assert "common" not in links and "Privacy ledger" in links
+        assert_no_errors(pg, "fresh deep link")
+        ctx.close()

@@ -121,7 +121,7 @@ def sidebar() -> None:
     spent_eps = led.budget.epsilon - remaining.epsilon
     st.metric("Budget remaining", f"ε {remaining.epsilon:.3g}",
               delta=f"-{spent_eps:.3g} spent in {len(led)} release(s)" if len(led) else None,
-              delta_color="inverse")
+              delta_color="off")
     st.progress(min(max(spent_eps / led.budget.epsilon, 0.0), 1.0) if led.budget.epsilon else 0.0)
 
 

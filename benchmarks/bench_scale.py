@@ -169,7 +169,7 @@ def main(argv=None) -> None:
 
     results = []
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
         client.run(lambda: __import__("dpcore.scale"))  # warm the workers' imports
         warm = argparse.Namespace(**vars(args) | {"sample_size": per_file / 10})
         run_dask(files[:1], per_file, warm, client)  # and pyarrow's

@@ -35,6 +35,7 @@ __all__ = [
     "epsilon_for_target",
     "fit_algorithm",
     "log_grid",
+    "reference_algorithm",
     "summarize",
     "unavailable_algorithms",
     "utility_sweep",
@@ -139,6 +140,11 @@ def _importable(alg: ClusteringAlgorithm) -> str | None:
 def clustering_algorithms() -> dict[str, ClusteringAlgorithm]:
     """The algorithms that import here, by display name (order: DP ones, then the reference)."""
     return {a.name: a for a in _ALGORITHMS if _importable(a) is None}
+
+
+def reference_algorithm() -> ClusteringAlgorithm:
+    """The non-private reference (scikit-learn k-means) that cost ratios divide by."""
+    return next(a for a in _ALGORITHMS if not a.private)
 
 
 def unavailable_algorithms() -> dict[str, str]:

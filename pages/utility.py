@@ -13,6 +13,7 @@ from dpcore.sweeps import (
     epsilon_for_target,
     fit_algorithm,
     log_grid,
+    reference_algorithm,
     summarize,
     utility_sweep,
 )
@@ -75,10 +76,7 @@ if st.button("Run sweep", key="pu_run", type="primary", disabled=not chosen,
                       "k": int(ss["k"])}
     bar = st.progress(0.0, text="starting")
     if metric_name.startswith("cost ÷"):
-        from dpcore.sweeps import _ALGORITHMS
-
-        ref_alg = next(a for a in _ALGORITHMS if not a.private)
-        ref = fit_algorithm(ref_alg, X, k=int(ss["k"]), epsilon=np.inf, delta=delta,
+        ref = fit_algorithm(reference_algorithm(), X, k=int(ss["k"]), epsilon=np.inf, delta=delta,
                             radius=float(ds.radius), seed=0)
         ref_cost = normalized_kmeans_cost(X, ref.centers)
 

@@ -302,3 +302,18 @@ def test_friendlycore_clustering_story_on_separated_mixture():
     # each true component mean has a released centre nearby (noise at ε = 5 is small here)
     dist = np.linalg.norm(truth.to_numpy()[:, None, :] - final[None, :, :], axis=2).min(axis=1)
     assert (dist < 1.0).all(), dist
+
+
+def test_utility_ratio_metric_is_relative_to_nonprivate_kmeans():
+    at, _ = _page("pages/utility.py")
+    at.radio(key="pu_metric").set_value("cost ÷ non-private cost")
+    at.slider(key="pu_points").set_value(2)
+    at.slider(key="pu_reps").set_value(2)
+    at.button(key="pu_run").click().run()
+    assert not at.exception and not errors(at)
+    summary = at.dataframe[0].value
+    # a DP clustering cannot beat the (near-optimal) non-private cost by much
+    assert (summary["median"] > 0.95).all()
+    big = summary[summary["epsilon"] == 10.0]["median"]
+    small = summary[summary["epsilon"] == 0.1]["median"]
+    assert (big.to_numpy() < small.to_numpy()).all()

@@ -227,6 +227,11 @@ if ds.radius is not None and not is_release_mode():  # a count of the data: expl
     # ds.X is already clipped: rows that were outside now sit on the sphere.
     clipped = int(np.sum(row_norms(ds.X) >= ds.radius * (1 - 1e-9)))
     m3.metric("Rows on the radius (clipped)", f"{clipped:,}")
+    if clipped > 0.01 * ds.n:
+        st.caption(f":orange[{clipped / ds.n:.0%} of the rows were scaled down onto the radius: "
+                   "clipping keeps the guarantee but biases means and centres towards the centre; "
+                   "a larger radius adds noise instead. The privacy–utility page shows the "
+                   "trade-off.]")
 
 if key == SYNTHETIC:
     st.caption("Synthetic data are public by construction: generated with a fixed seed from a "

@@ -252,3 +252,14 @@ def test_release_mode_data_page_reveals_no_data_statistic():
     with pytest.raises(KeyError):
         at.button(key="suggest_radius")  # no non-private suggestion in release mode
     assert at.button(key="private_radius")
+
+
+def test_page_whose_algorithm_does_not_import_is_not_in_the_navigation(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "dpcore.statistics", None)  # import now raises ImportError
+    at = new_app()
+    assert not at.exception
+    nav = at.session_state["nav_pages"]
+    assert "pages/sensitivity.py" not in nav
+    assert {"pages/data.py", "pages/ledger.py", "pages/importance.py"} <= set(nav)

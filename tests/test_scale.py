@@ -405,6 +405,20 @@ def test_cli_runs_on_a_scheduler_address(client, tmp_path, capsys):
     assert code == 0 and np.load(tmp_path / "s.npz")["X"].shape[1] == 2
 
 
+def _dead(pid: int, timeout: float = 10.0) -> bool:
+    import psutil
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def _kill_a_busy_worker(client, after: float = 0.1) -> tuple[threading.Thread, dict]:
     """SIGKILL the first worker seen processing a task, ``after`` seconds into that task (so
     the kill lands mid-run however slow the machine is). Returns the thread and {"pid": ...}."""
@@ -441,8 +455,7 @@ def test_killed_worker_gives_the_undisturbed_sample(client):
     assert "pid" in killed  # a worker was killed while processing a partition of this run
     np.testing.assert_array_equal(S.indices, ref.indices)
     np.testing.assert_array_equal(S.partition_rows, np.full(12, 400))
-    client.wait_for_workers(2, timeout=60)
-    assert killed["pid"] not in client.run(os.getpid).values()  # it really died
+    assert _dead(killed["pid"])  # it really died (Dask finished without it or restarted it)
 
 
 @pytest.mark.slow

@@ -554,37 +554,31 @@ class _IncidenceCover:
         B = F[:, None, :] + V_signed[None, :, :]  # candidates f + s + (2s−1)v
         ok = _within(Y[:, None, :], B, rho) & np.all(np.abs(B) <= M, axis=2)
         pt, which = np.nonzero(ok)
-        keys = self._encode(B[pt, which])
-        self.keys, cell = np.unique(keys, return_inverse=True)
-        self.pt = pt
+        # distinct grid points by row (a mixed-radix int64 key would overflow for (2M+1)^{d'})
+        self.cells, cell = np.unique(B[pt, which], axis=0, return_inverse=True)
         self.cell = cell.ravel()
+        self._index = {tuple(r): j for j, r in enumerate(self.cells.tolist())}
         # cell -> points (CSR over cells) and point -> cells (CSR over points)
         self.c2p = sparse.csr_matrix(
-            (np.ones(pt.size, dtype=np.int8), (self.cell, pt)), shape=(self.keys.size, n)
+            (np.ones(pt.size, dtype=np.int32), (self.cell, pt)), shape=(len(self.cells), n)
         )
         self.p2c = self.c2p.T.tocsr()
         self.counts = np.asarray(self.c2p.sum(axis=1)).ravel().astype(np.int64)
 
-    def _encode(self, B: np.ndarray) -> np.ndarray:
-        base = 2 * self.M + 1
-        return ((B + self.M) * (base ** np.arange(self.d, dtype=np.int64))).sum(axis=-1)
-
     def cover_of(self, b: np.ndarray, active: np.ndarray) -> np.ndarray:
-        key = self._encode(b[None, :])[0]
-        j = np.searchsorted(self.keys, key)
-        if j >= self.keys.size or self.keys[j] != key:
+        j = self._index.get(tuple(int(x) for x in b))
+        if j is None:
             return np.empty(0, dtype=np.int64)
         row = self.c2p.indices[self.c2p.indptr[j] : self.c2p.indptr[j + 1]]
         return row[active[row]]
 
     def decode(self, j: int) -> np.ndarray:
-        base = 2 * self.M + 1
-        return (self.keys[j] // base ** np.arange(self.d, dtype=np.int64)) % base - self.M
+        return self.cells[j].copy()
 
     def remove(self, points: np.ndarray) -> None:
         if points.size:
             cells = self.p2c[points].indices
-            self.counts -= np.bincount(cells, minlength=self.keys.size)
+            self.counts -= np.bincount(cells, minlength=len(self.cells))
 
     def draw(self, a: float, log_n_grid: float, gen: np.random.Generator) -> np.ndarray:
         """One draw of Claim 4.2's two-stage sampler (exact P(g) ∝ exp(a·c_g) over G_i)."""
@@ -639,6 +633,7 @@ class _LazyCover:
         self.w = math.ceil(rho)
         self.r_up = rho * (1 + 1e-9) + 1e-9
         self.n_evaluations = 0
+        self.work = 0  # points counted by k-d tree queries (what the time is spent on)
         self.n_proposals = 0
         self.nodes: list[tuple] = []
         self.logmass: list[float] = []
@@ -688,6 +683,7 @@ class _LazyCover:
         r = (self.rho + float(np.linalg.norm((hi - lo) / 2.0))) * (1 + 1e-9) + 1e-9
         B = int(self.tree.query_ball_point(centre, r, return_length=True))
         self.n_evaluations += 1
+        self.work += B + 1
         if B:
             self.nodes.append(("box", lo, hi, B))
             self.logmass.append(math.log(size) + float(_log_expm1(self.a * B)))
@@ -700,6 +696,7 @@ class _LazyCover:
             G = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, self.d)
         u = self._block_counts(G)
         self.n_evaluations += G.shape[0]
+        self.work += int(u.sum()) + G.shape[0]
         keep = u > 0
         if np.any(keep):
             G, logw = G[keep], _log_expm1(self.a * u[keep])
@@ -759,9 +756,22 @@ class _LazyCover:
         q = _categorical(logw, gen)
         return G[q], float(logw[q])
 
-    def draw(self, log_n_grid: float, gen: np.random.Generator, max_proposals: int) -> np.ndarray:
+    def draw(
+        self,
+        log_n_grid: float,
+        gen: np.random.Generator,
+        max_proposals: int,
+        max_work: float = math.inf,
+    ) -> np.ndarray:
         """One exact draw from P(g) ∝ exp(a·c_g) over the whole grid."""
         for _ in range(max_proposals):
+            if self.work > max_work:
+                raise RuntimeError(
+                    f"the exact grid sampler counted more than {max_work:.3g} points "
+                    "at one level (dense data on a fine grid: every grid point near the densest "
+                    "spots must be counted exactly); use MaxCoverKMeans(grid_stride=...) (a "
+                    "data-independent sub-lattice, privacy unchanged) or a smaller proj_dim"
+                )
             self.n_proposals += 1
             j = _categorical(np.array([log_n_grid, *self.logmass]), gen)
             if j == 0:  # uniform branch: mass |G| (weight 1 per grid point)
@@ -771,6 +781,7 @@ class _LazyCover:
             if b is not None:
                 c = self.cover_of(b).size
                 self.n_evaluations += 1
+                self.work += c + 1
                 if c > 0 and math.log(gen.random()) < float(_log_expm1(self.a * c)) - log_u:
                     return b
             # rejected: tighten the envelope where it was loose
@@ -806,6 +817,7 @@ def private_grid_set_cover(
     sampler: str = "lazy",
     max_incidences: int = 20_000_000,
     max_proposals: int = 200_000,
+    max_work: float = 5e8,
     stats: dict | None = None,
 ) -> np.ndarray:
     """Algorithm 3 (private grid set cover) at one level; returns C_i as lattice indices.
@@ -819,6 +831,9 @@ def private_grid_set_cover(
     k_prime : number of picks k' (all are made, even once D' is empty: no early stop).
     eps_E : privacy ε of each exponential-mechanism pick (weight exp(ε_E·|cover[g]|/2)).
     sampler : ``"lazy"`` or ``"incidence"`` (identical output distributions).
+    max_incidences, max_proposals, max_work : work limits per level (incidences of the
+        incidence sampler; proposals and points counted by k-d tree queries of the lazy one);
+        exceeding one raises a clear error instead of running (or allocating) without bound.
 
     Returns
     -------
@@ -845,7 +860,7 @@ def private_grid_set_cover(
     elif sampler == "lazy":
         lazy = _LazyCover(Yl, active, rho, M, a)
         for q in range(k_prime):
-            b = lazy.draw(log_n, gen, max_proposals)
+            b = lazy.draw(log_n, gen, max_proposals, max_work)
             covered = lazy.cover_of(b)
             active[covered] = False
             lazy.remove(covered)
@@ -853,6 +868,7 @@ def private_grid_set_cover(
         if stats is not None:
             stats["proposals"] = stats.get("proposals", 0) + lazy.n_proposals
             stats["evaluations"] = stats.get("evaluations", 0) + lazy.n_evaluations
+            stats["work"] = stats.get("work", 0) + lazy.work
     else:
         raise ValueError(f"sampler must be 'lazy' or 'incidence', got {sampler!r}")
     return out

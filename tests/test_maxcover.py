@@ -402,3 +402,31 @@ def test_audit_candidate_selection_step():
 
     res = audit_epsilon(sample, d0, d1, n_samples=30_000, rng=1)
     assert 0.25 <= res.epsilon_lower <= eps_E, res
+
+
+def test_incidence_structure_is_exact_for_huge_grids():
+    # d' = 5 with M = 10^5: (2M+1)^5 ≈ 3e26 overflows any int64 key; cells are kept by row.
+    rng = np.random.default_rng(17)
+    d, approx, M = 5, 0.9, 10**5
+    rho = (1 + approx) * math.sqrt(d) / approx
+    Y = rng.uniform(-1000, 1000, (3, d))
+    Y[1] = Y[0] + 1.5  # two points sharing grid points
+    inc = _IncidenceCover(Y, rho, M, _signed_offsets(offset_set(d, approx)), 10**8)
+    active = np.ones(3, bool)
+    for j in rng.choice(len(inc.cells), 200, replace=False):
+        b = inc.decode(j)
+        np.testing.assert_array_equal(
+            np.sort(inc.cover_of(b, active)), np.flatnonzero(_within(Y, b, rho))
+        )
+        assert inc.counts[j] == _within(Y, b, rho).sum()
+
+
+def test_work_limit_raises_a_clear_error():
+    rng = np.random.default_rng(18)
+    Y = rng.normal(0, 0.05, (3000, 4))
+    s = level_schedule(3000, 4, 0.5)
+    with pytest.raises(RuntimeError, match="grid_stride"):
+        for i in range(s.m):
+            private_grid_set_cover(
+                Y, np.ones(3000, bool), s.t[i], s.rho, int(s.M[i]), 8, 0.5, rng=0, max_work=1e4
+            )

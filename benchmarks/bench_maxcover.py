@@ -105,6 +105,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--datasets", default="synthetic,mnist")
     ap.add_argument("--exact", action="store_true", help="also run grid_stride=1 (slow)")
+    ap.add_argument("--exact-datasets", default="mnist", help="where --exact applies")
     ap.add_argument("--exact-timeout", type=float, default=600)
     ap.add_argument("--child", nargs=3, metavar=("DATASET", "METHOD", "STRIDE"))
     args = ap.parse_args(argv)
@@ -122,7 +123,7 @@ def main(argv=None) -> int:
                 lambda ds=ds: _run_child(ds, "maxcover", MAXCOVER_STRIDE),
             ),
         ]
-        if args.exact:
+        if args.exact and ds in args.exact_datasets.split(","):
             plan.append(
                 (
                     "MaxCoverKMeans (paper grid, stride 1)",

@@ -994,7 +994,13 @@ class MaxCoverKMeans:
             raise ValueError(f"n_clusters must be a positive integer, got {k!r}")
         if k > X.shape[0]:
             raise ValueError(f"n_clusters={k} exceeds the number of points n={X.shape[0]}")
-        _check_approx(self.approx)
+        if _check_approx(self.approx) > 0.5:
+            warnings.warn(
+                f"approx={self.approx} > 0.5: the paper's utility analysis assumes ε ≤ 0.5 "
+                "(its constants need 1 − ε − ε² > 0); privacy is unaffected",
+                UserWarning,
+                stacklevel=3,
+            )
         _check_privacy(self.epsilon, self.delta)
         radius = _check_radius(self.radius)
         if self.sampler not in ("lazy", "incidence"):

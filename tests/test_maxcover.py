@@ -348,6 +348,13 @@ def test_bad_input(kw, match):
         MaxCoverKMeans(k, **params).fit(np.zeros((10, 2)))
 
 
+def test_large_approx_warns():
+    with pytest.warns(UserWarning, match="approx=0.9"):
+        MaxCoverKMeans(2, epsilon=1, delta=1e-6, radius=1, n_public=20, approx=0.9, rng=0).fit(
+            np.zeros((20, 2))
+        )
+
+
 def test_clipping_and_n_warnings():
     X = np.zeros((20, 2))
     X[:3] = 10.0

@@ -28,8 +28,13 @@ Pieces, in the order of Algorithm 2:
     rejection sampling from an adaptive upper envelope (a list of lattice boxes, each with an
     upper bound on the cover of its grid points from a k-d tree count; a rejected box is split,
     Gilks-style adaptive rejection keeps each accepted draw exact). Exact cover counts are only
-    computed for the few grid points actually proposed, so time and memory stay bounded for
-    d' ≈ 10 and n ≈ 10⁵.
+    computed where the envelope cannot rule a grid point out; memory is O(n + touched cells).
+    Fine levels cost one O(n) pass. The cost sits in the few *dense* levels, where the cover
+    radius is comparable to the data's spread: there the exact law needs the exact cover of
+    every grid point near the densest spots (neighbouring grid points differ by ~75 % in cover
+    at the paper's ρ = R/t ≈ 6.7 lattice units in 5-d, so no box bound is tight). Work limits
+    raise a clear error; ``MaxCoverKMeans(grid_stride=s)`` (a data-independent sub-lattice,
+    privacy unchanged, not the paper's grid) divides the grid points per ball by s^{d'}.
 
 * :func:`noisy_average`: Algorithm 1 (NoisyAVG, Nissim–Stemmer–Vadhan Alg. 5) with the empty /
   tiny-cluster fallback (a uniform point of B_{Δ/2}(0)).

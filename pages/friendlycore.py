@@ -58,7 +58,7 @@ n_used = c1.number_input("Points used (seeded subsample)", 100, ds.n, value=min(
                               "page fast (and running a DP mechanism on a random subset is "
                               "still DP for the full data).")
 r = c2.number_input("Friend radius r (public)", 1e-9, value=float(f"{ds.radius / 2:.3g}"),
-                    format="%.4g", **keep("fc_r"),
+                    format="%.4g", **keep(f"fc_r_{ds.key}_{ds.radius:g}"),
                     help="dist_r predicate: x and y are friends when ‖x − y‖ ≤ r.")
 paradigm = c3.radio("Paradigm", ["zcdp", "dp"], horizontal=True, **keep("fc_paradigm"),
                     help="zcdp: zCDPFilter, the core itself is (ρ, δ)-zCDP (Thm 4.1), the "

@@ -304,6 +304,10 @@ def test_kmeans_pipeline_has_the_in_memory_guarantee(sync):
     assert res.privacy_.epsilon == pytest.approx(ref.privacy_.epsilon, rel=1e-9)
     assert res.beta_sum == pytest.approx(ref.beta_sum_, rel=1e-9)
     assert res.sample.n == 6000 and abs(len(res.sample.X) - 1500) < 4 * np.sqrt(1500)
+    uni = scale.kmeans(A, 3, epsilon=2.0, radius=R, sample_size=1500, sampler="uniform", rng=0)
+    ref_uni = lloyd.DPLloyd(3, epsilon=2.0, radius=R, sampler="uniform", sample_size=1500,
+                            rng=0).fit(X)
+    assert uni.privacy_ == ref_uni.privacy_ and uni.beta_sum == ref_uni.beta_sum_
     # useful at a generous ε: every true centre has a released centre nearby
     dist = np.linalg.norm(truth[:, None] - res.cluster_centers_[None], axis=2).min(axis=1)
     assert dist.max() < 0.3, res.cluster_centers_

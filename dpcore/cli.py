@@ -327,11 +327,12 @@ def cmd_sample(args: argparse.Namespace) -> int:
     if args.radius is None:
         raise CLIError("dpcore sample needs the declared --radius")
     with _dask_client(args.scheduler) as client, _heartbeat(args, "sampling"):
-        _progress(args, f"importance sampling {args.data} ({args.sampler}, m={args.sample_size})")
+        _progress(args, f"importance sampling {args.data} ({args.sampler})")
         sample = scale.importance_sample(
             args.data, args.sample_size, radius=args.radius, sampler=args.sampler,
             columns=args.columns, center=args.center, lam=args.lam, n=args.n_rows,
             mean_sq_norm=args.mean_sq_norm, stat_epsilon=args.stat_epsilon, rng=args.seed,
+            epsilon=args.epsilon, n_iter=args.n_iter,
             client=client, progress=lambda msg: _progress(args, msg),
         )
     scale.write_sample(sample, args.out)
@@ -401,8 +402,13 @@ def build_parser() -> argparse.ArgumentParser:
                             help="importance-sample data larger than memory (Dask)")
     sample.add_argument("data", help="Parquet file, directory or glob")
     _add_data_flags(sample)
-    sample.add_argument("--sample-size", type=int, required=True, help="expected size m")
-    sample.add_argument("--sampler", choices=["coreset", "uniform"], default="coreset")
+    sample.add_argument("--sample-size", type=int, help="expected size m (not for privacy)")
+    sample.add_argument("--sampler", choices=["coreset", "uniform", "privacy"],
+                        default="coreset")
+    sample.add_argument("--epsilon", type=float,
+                        help="privacy sampler: target ε* of the DP-Lloyd run it feeds")
+    sample.add_argument("--n-iter", type=int, default=10,
+                        help="privacy sampler: iterations T of that run")
     sample.add_argument("--lam", type=float, default=0.5, help="coreset mixture weight λ")
     _add_scale_flags(sample)
     sample.add_argument("--scheduler", help="dask.distributed scheduler address")

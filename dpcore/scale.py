@@ -20,7 +20,9 @@ What is here
     driver. The row counts of pass 2 are checked against pass 1 partition by partition, so a
     partition that was lost, re-read differently or skipped is an error, never a silently
     partial sample. When n (and, for the coreset sampler, x̃) are declared, pass 1 is skipped
-    and the rows seen are checked against the declared n instead. A worker that dies is
+    and the rows seen are checked against the declared n instead. The privacy-constrained
+    sampler with the "sampling for free" noise (Theorem 10) needs no global statistic at all:
+    one pass. A worker that dies is
     replaced by Dask, which recomputes its partitions; the per-partition streams make the
     recomputed draws identical, so the sample is exactly the one an undisturbed run returns.
 :func:`dp_lloyd`
@@ -62,9 +64,14 @@ import numpy as np
 
 from dpcore.geometry import clip_to_ball, row_norms
 from dpcore.importance import (
+    LloydCalibration,
     calibrate_lloyd,
     coreset_max_sample_size,
+    dp_lloyd_noise_scales,
+    lloyd_profile,
     poisson_sample,
+    privacy_constrained_weights,
+    sampled_lloyd_epsilon,
     uniform_probabilities,
 )
 from dpcore.privacy import PrivacyLeakWarning, PureDP, compose
@@ -99,8 +106,8 @@ def _numeric(dtype: Any) -> bool:
     return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
-def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> list:
-    """The data as a list of Dask delayed objects, one per row partition.
+def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> tuple[list, int]:
+    """The data as a list of Dask delayed objects, one per row partition, and its width d.
 
     ``data`` is a Parquet file / directory / glob or a CSV file / glob (str or Path, or a list
     of them), a Dask DataFrame, a 2-D Dask Array, or an in-memory array or pandas DataFrame
@@ -142,7 +149,7 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> lis
             if not names:
                 raise ValueError("the data has no numeric column")
             data = data[names]
-        return list(data.to_delayed())
+        return list(data.to_delayed()), len(data.columns)
     if isinstance(data, da.Array):
         if data.ndim != 2:
             raise ValueError(f"a Dask array must be 2-D (rows, features), got shape {data.shape}")
@@ -153,7 +160,7 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> lis
                 raise ValueError(f"columns {bad} are not positions of the array's "
                                  f"{data.shape[1]} columns")
             data = data[:, list(columns)]
-        return list(data.rechunk({1: -1}).to_delayed()[:, 0])
+        return list(data.rechunk({1: -1}).to_delayed()[:, 0]), int(data.shape[1])
     raise TypeError("data must be Parquet/CSV paths, a Dask DataFrame or Array, a numpy array "
                     f"or a pandas DataFrame; got {type(data).__name__}")
 
@@ -200,25 +207,43 @@ def _coreset_q(sq_norms: np.ndarray, *, sample_size: float, n: int, mean_sq_norm
     return lam * sample_size / n + (1.0 - lam) * sample_size * sq_norms / (n * mean_sq_norm)
 
 
+def _probabilities(sq_clipped: np.ndarray, spec: dict) -> np.ndarray:
+    """q of each row from its squared clipped norm and the public constants in ``spec``.
+
+    * ``uniform``: :func:`~dpcore.importance.uniform_probabilities` on the partition's share
+      of m (= m/n);
+    * ``coreset``: q_core with the global n and x̃ (:func:`_coreset_q`);
+    * ``privacy``: 1/w of :func:`~dpcore.importance.privacy_constrained_weights` for the
+      DP-Lloyd profile (:func:`~dpcore.importance.lloyd_profile`) at the target ε*, with the
+      data-independent noise ("sampling for free", Theorem 10): a function of x alone.
+    """
+    n_part = sq_clipped.shape[0]
+    if n_part == 0:
+        return np.empty(0)
+    if spec["kind"] == "uniform":
+        return uniform_probabilities(n_part, spec["m"] * n_part / spec["n"])
+    if spec["kind"] == "coreset":
+        return _coreset_q(sq_clipped, sample_size=spec["m"], n=spec["n"],
+                          mean_sq_norm=spec["x_tilde"], lam=spec["lam"])
+    slopes = lloyd_profile(np.sqrt(sq_clipped), beta_sum=spec["beta_sum"],
+                           beta_count=spec["beta_count"], n_iter=spec["n_iter"]).slopes
+    return 1.0 / privacy_constrained_weights(slopes, spec["epsilon"])
+
+
 def _sample_part(part: Any, index: int, seed: np.random.SeedSequence, radius: float,
-                 center: np.ndarray | None, sampler: str, sample_size: float, n: int,
-                 mean_sq_norm: float | None, lam: float) -> dict:
+                 center: np.ndarray | None, spec: dict) -> dict:
     """Pass 2: q of every row, Bernoulli draws from this partition's own stream (Def. 5).
 
-    Returns the sampled rows (clipped), their weights 1/q, their local row numbers and the
-    number of rows read (checked on the driver). ``min(q, 1)`` only absorbs rounding: the
-    driver has checked q ≤ 1 on the whole ball.
+    Returns the sampled rows (clipped), their weights 1/q, their local row numbers, the rows
+    read (checked on the driver) and Σ q (the expected size). ``min(q, 1)`` only absorbs
+    rounding: the driver has checked q ≤ 1 on the whole ball. ‖clip(x)‖² = min(‖x‖², r²), so
+    only the sampled rows need a clipped copy.
     """
     M, sq = _centred(part, index, center)
-    if sampler == "uniform":  # the in-memory function on this partition's share of m
-        n_part = M.shape[0]
-        q = uniform_probabilities(n_part, sample_size * n_part / n) if n_part else np.empty(0)
-    else:  # ‖clip(x)‖² = min(‖x‖², r²): only the sampled rows need the clipped copy
-        q = _coreset_q(np.minimum(sq, radius * radius), sample_size=sample_size, n=n,
-                       mean_sq_norm=mean_sq_norm, lam=lam)
+    q = _probabilities(np.minimum(sq, radius * radius), spec)
     idx, weights = poisson_sample(np.minimum(q, 1.0), rng=seed)
     return {"index": index, "rows": M.shape[0], "X": clip_to_ball(M[idx], radius),
-            "weights": weights, "local": idx}
+            "weights": weights, "local": idx, "qsum": float(q.sum())}
 
 
 def _lloyd_sample_part(res: dict, centers: np.ndarray):
@@ -372,7 +397,7 @@ def _private_mean_sq_norm(sum_sq: float, n: int, *, radius: float, epsilon: floa
 
 def importance_sample(
     data: Any,
-    sample_size: float,
+    sample_size: float | None,
     *,
     radius: float,
     sampler: str = "coreset",
@@ -382,6 +407,8 @@ def importance_sample(
     n: int | None = None,
     mean_sq_norm: float | None = None,
     stat_epsilon: float | None = None,
+    epsilon: float | None = None,
+    n_iter: int = 10,
     rng: RNGLike = None,
     client: Any = None,
     progress: Progress = None,
@@ -393,13 +420,16 @@ def importance_sample(
     ----------
     data : str, Path, list of them, dask DataFrame / Array, ndarray or pandas DataFrame
         Parquet or CSV file/directory/glob, or a Dask collection; rows are points.
-    sample_size : float
-        Expected sample size m.
+    sample_size : float or None
+        Expected sample size m (None for ``sampler="privacy"``).
     radius : float
         Declared public bound r on ‖x − center‖; rows are clipped to it.
-    sampler : {"coreset", "uniform"}
-        q_core (λ-mixture, spec §5.2) or q_unif = m/n. (Privacy-constrained sampling calibrates
-        its noise against every point's norm and is offered in memory only.)
+    sampler : {"coreset", "uniform", "privacy"}
+        q_core (λ-mixture, spec §5.2), q_unif = m/n, or the privacy-constrained q = 1/w of
+        Theorem 10 for DP-Lloyd at target ``epsilon`` with the data-independent "sampling for
+        free" noise (full-data noise scales; the expected size is then what it gives). The last
+        depends on x alone: one pass, no n, no x̃. (Choosing the noise so that Σ q = m needs
+        every point's norm and is offered in memory only, :class:`dpcore.lloyd.DPLloyd`.)
     lam : float
         λ of the coreset mixture.
     columns : list, optional
@@ -412,6 +442,8 @@ def importance_sample(
     mean_sq_norm, stat_epsilon : float, optional
         The treatment of x̃ (module notes): declared, or released with ε₀ = ``stat_epsilon``;
         with neither it is read off the data with a PrivacyLeakWarning.
+    epsilon, n_iter :
+        ``sampler="privacy"``: target ε* and iterations T of the DP-Lloyd run fed by the sample.
     rng : None, int, SeedSequence or Generator
         Root of the per-partition streams (``SeedSequence(seed).spawn(npartitions)``).
     client : distributed.Client, optional
@@ -426,8 +458,8 @@ def importance_sample(
     -------
     ScaleSample
     """
-    if sampler not in ("coreset", "uniform"):
-        raise ValueError(f"sampler must be 'coreset' or 'uniform' on Dask data, got {sampler!r}")
+    if sampler not in ("coreset", "uniform", "privacy"):
+        raise ValueError(f"sampler must be 'coreset', 'uniform' or 'privacy', got {sampler!r}")
     r = float(radius) if radius is not None else math.nan
     if not (math.isfinite(r) and r > 0):
         raise ValueError(f"radius must be a declared finite number > 0, got {radius!r}")
@@ -437,23 +469,36 @@ def importance_sample(
         raise ValueError("give either mean_sq_norm (declared) or stat_epsilon (private estimate)")
     if stat_epsilon is not None and not float(stat_epsilon) > 0:
         raise ValueError(f"stat_epsilon must be > 0, got {stat_epsilon!r}")
+    if mean_sq_norm is not None and not (math.isfinite(float(mean_sq_norm))
+                                         and float(mean_sq_norm) > 0):
+        raise ValueError(f"mean_sq_norm must be > 0, got {mean_sq_norm!r}")
+    privacy = sampler == "privacy"
+    if privacy:
+        if epsilon is None:
+            raise ValueError("sampler='privacy' needs epsilon (the target ε* of the DP-Lloyd "
+                             "run the sample feeds) and n_iter")
+        if sample_size is not None:
+            raise ValueError("sampler='privacy' on partitioned data uses the data-independent "
+                             "'sampling for free' noise, so the expected size is not chosen: "
+                             "pass sample_size=None")
+        if mean_sq_norm is not None or stat_epsilon is not None:
+            raise ValueError("mean_sq_norm and stat_epsilon belong to the coreset sampler")
+        m = math.nan
+    else:
+        m = math.nan if sample_size is None else float(sample_size)
+        if not (math.isfinite(m) and m > 0):
+            raise ValueError(f"sample_size must be a number > 0, got {sample_size!r}")
     c = None if center is None else np.asarray(center, dtype=np.float64)
 
     from dask import delayed
 
-    parts = _partitions(data, columns)
+    parts, dim = _partitions(data, columns)
     root, seeds = partition_seeds(rng, len(parts))
     driver_rng = np.random.default_rng(root)  # spawn key () is distinct from the children's
-
-    m = float(sample_size)
-    if not (math.isfinite(m) and m > 0):
-        raise ValueError(f"sample_size must be a number > 0, got {sample_size!r}")
     coreset = sampler == "coreset" and lam < 1
-    if mean_sq_norm is not None and not (math.isfinite(float(mean_sq_norm))
-                                         and float(mean_sq_norm) > 0):
-        raise ValueError(f"mean_sq_norm must be > 0, got {mean_sq_norm!r}")
-    # With n and (for the coreset sampler) x̃ declared, nothing needs a first pass.
-    two_pass = n is None or (coreset and mean_sq_norm is None)
+    # The privacy sampler needs nothing global; the others need n, and the coreset sampler x̃:
+    # with those declared, nothing needs a first pass.
+    two_pass = not privacy and (n is None or (coreset and mean_sq_norm is None))
     npass = 2 if two_pass else 1
 
     t0 = time.perf_counter()
@@ -468,12 +513,12 @@ def importance_sample(
             raise ValueError(f"declared n={n} but the data has {int(rows.sum())} rows")
         total = int(rows.sum())
         sum_sq = float(sum(s[2] for s in stats))
-    if total < 1:
+    if total is not None and total < 1:
         raise ValueError("the data has no rows" if n is None else f"n must be ≥ 1, got {n!r}")
-    if n is None:
+    if n is None and not privacy:
         _leak(f"the sampling rate uses n={total} counted in the data, which the analysis treats "
               "as public; declare n= to make it an input")
-    if m > total:
+    if not privacy and m > total:
         raise ValueError(f"sample_size must be in (0, n={total}], got {sample_size!r}")
     t1 = time.perf_counter()
 
@@ -501,10 +546,16 @@ def importance_sample(
                 f"radius {r:g} (n={total}, mean squared norm {x_tilde:.6g}); the largest "
                 f"feasible sample_size is {math.floor(m_max * (1 - 1e-12)):d}")
 
-    _say(progress, f"pass {npass}/{npass}: sampling {total} rows (expected m={m:g})")
-    kind = "coreset" if coreset else "uniform"
-    tasks = [delayed(_sample_part)(p, i, seeds[i], r, c, kind, m, total, x_tilde, float(lam))
-             for i, p in enumerate(parts)]
+    if privacy:
+        beta_sum, beta_count = dp_lloyd_noise_scales(float(epsilon), r, int(n_iter), dim)
+        spec = {"kind": "privacy", "beta_sum": beta_sum, "beta_count": beta_count,
+                "n_iter": int(n_iter), "epsilon": float(epsilon)}
+        _say(progress, f"pass 1/1: privacy-constrained sampling (ε* = {float(epsilon):g})")
+    else:
+        spec = ({"kind": "coreset", "m": m, "n": total, "x_tilde": x_tilde, "lam": float(lam)}
+                if coreset else {"kind": "uniform", "m": m, "n": total})
+        _say(progress, f"pass {npass}/{npass}: sampling {total} rows (expected m={m:g})")
+    tasks = [delayed(_sample_part)(p, i, seeds[i], r, c, spec) for i, p in enumerate(parts)]
     kept = None
     if gather:
         results = _compute(tasks, client, f"pass {npass} (sampling)")
@@ -521,18 +572,20 @@ def importance_sample(
     if len(meta) != len(parts):
         raise ScaleError(f"{len(meta)} of {len(parts)} partitions came back; no sample is "
                          "returned")
-    if rows is None:  # one pass: the declared n is what the probabilities assumed
+    if rows is None:  # one pass: the declared n (if any) is what was assumed
         _check_columns({mt[2] for mt in meta if mt[0] > 0})
-        if int(seen.sum()) != total:
+        if total is not None and int(seen.sum()) != total:
             raise ValueError(f"declared n={total} but the data has {int(seen.sum())} rows; no "
                              "sample is returned")
-        rows = seen
+        rows, total = seen, int(seen.sum())
     elif not np.array_equal(seen, rows):
         bad = np.flatnonzero(seen != rows).tolist()
         raise ScaleError(
             f"row counts differ between the passes (partitions {bad[:10]}): pass 1 saw "
             f"{int(rows.sum())} rows, pass 2 {int(seen.sum())}; the data changed or a "
             "partition was lost; no sample is returned")
+    if privacy:
+        m = float(sum(mt[3] for mt in meta))  # the expected size the noise level gives
     size = int(sum(mt[1] for mt in meta))
     X = weights = indices = None
     if gather:
@@ -548,13 +601,13 @@ def importance_sample(
         partition_rows=rows, sample_size=m, sampler=sampler, lam=float(lam), radius=r,
         mean_sq_norm=x_tilde, mean_sq_norm_source=source, guarantee=guarantee,
         seconds={"pass1": t1 - t0, "pass2": t2 - t1}, size=size,
-        dim=max(mt[2] for mt in meta), partitions=kept,
+        dim=dim, partitions=kept,
     )
 
 
-def _sample_meta(res: dict) -> tuple[int, int, int]:
-    """(rows read, rows sampled, columns) of one partition's sample."""
-    return res["rows"], res["X"].shape[0], res["X"].shape[1]
+def _sample_meta(res: dict) -> tuple[int, int, int, float]:
+    """(rows read, rows sampled, columns, Σ q) of one partition's sample."""
+    return res["rows"], res["X"].shape[0], res["X"].shape[1], res["qsum"]
 
 
 def _check_columns(dims: set[int]) -> None:
@@ -668,7 +721,7 @@ def dp_lloyd(
 
     r = float(radius)
     c = None if center is None else np.asarray(center, dtype=np.float64)
-    parts = _partitions(data, columns)
+    parts, _ = _partitions(data, columns)
     if persist:
         parts = list(client.persist(parts) if client is not None else dask.persist(*parts))
     root, _ = partition_seeds(rng, 0)
@@ -703,7 +756,7 @@ def kmeans(
     *,
     epsilon: float,
     radius: float,
-    sample_size: float,
+    sample_size: float | None = None,
     sampler: str = "coreset",
     lam: float = 0.5,
     n_iter: int = 10,
@@ -725,6 +778,10 @@ def kmeans(
     delivered guarantee is the same. With ``stat_epsilon`` the total ``epsilon`` is split:
     ε₀ = ``stat_epsilon`` for x̃ and ε − ε₀ for DP-Lloyd (basic composition).
 
+    ``sampler="privacy"`` (with ``sample_size=None``) samples by Theorem 10 with the full-data
+    noise at ε ("sampling for free"): the run is ε-DP and the sample is as small as that noise
+    level allows, with no public statistic at all.
+
     ``gather=True`` brings the sample to the driver and runs :func:`dpcore.lloyd.dp_lloyd`
     there; ``gather=False`` (a sample too large for the driver) keeps it on the cluster and
     maps :func:`dpcore.lloyd.lloyd_statistics` over its partitions each iteration, with the
@@ -739,11 +796,18 @@ def kmeans(
     S = importance_sample(data, sample_size, radius=radius, sampler=sampler, lam=lam,
                           columns=columns, center=center, n=n, mean_sq_norm=mean_sq_norm,
                           stat_epsilon=stat_epsilon, rng=sample_seed, client=client,
-                          progress=progress, gather=gather)
+                          progress=progress, gather=gather,
+                          epsilon=eps_lloyd if sampler == "privacy" else None, n_iter=n_iter)
     d = S.dim
-    cal = calibrate_lloyd(sampler if lam < 1 else "uniform", epsilon=eps_lloyd, n=S.n, dim=d,
-                          radius=S.radius, n_iter=n_iter, sample_size=S.sample_size,
-                          mean_sq_norm=S.mean_sq_norm, lam=lam)
+    if sampler == "privacy":  # the noise the sampler assumed; ε* by Theorem 10 (Assumption 8)
+        bs, bc = dp_lloyd_noise_scales(eps_lloyd, S.radius, n_iter, d)
+        eps_out = sampled_lloyd_epsilon(sampler="privacy", beta_sum=bs, beta_count=bc,
+                                        n_iter=n_iter, radius=S.radius, target_epsilon=eps_lloyd)
+        cal = LloydCalibration("privacy", eps_out, S.sample_size, bs, bc, math.nan)
+    else:
+        cal = calibrate_lloyd(sampler if lam < 1 else "uniform", epsilon=eps_lloyd, n=S.n,
+                              dim=d, radius=S.radius, n_iter=n_iter, sample_size=S.sample_size,
+                              mean_sq_norm=S.mean_sq_norm, lam=lam)
     from dask import delayed
 
     from dpcore.lloyd import dp_lloyd as dp_lloyd_in_memory

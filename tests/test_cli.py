@@ -236,6 +236,11 @@ def test_sample_command_writes_the_weighted_sample(parquet_dir, tmp_path, capsys
     np.testing.assert_allclose(df.weight, 10.0)  # q = m/n = 0.1
     assert abs(len(df) - 300) < 4 * np.sqrt(300 * 0.9)
     assert "uniform sample:" in stdout
+    with dask.config.set(scheduler="synchronous"):
+        code, stdout, err = run(["-q", "sample", parquet_dir, "--radius", 4, "--sampler",
+                                 "privacy", "--epsilon", 1, "--out", out], capsys)
+    assert code == 0 and err == "" and "privacy sample:" in stdout  # no n, no x̃, no warning
+    assert (pd.read_parquet(out).weight >= 1).all()
 
 
 @pytest.mark.parametrize(

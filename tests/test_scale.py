@@ -227,7 +227,10 @@ def test_private_mean_sq_norm_passes_the_audit_and_a_wrong_scale_does_not(monkey
     [
         ({"sample_size": 5000}, "sample_size must be in (0, n=2000]"),
         ({"sample_size": 1900, "mean_sq_norm": 2.0}, "largest feasible sample_size is"),
-        ({"sampler": "privacy"}, "'coreset' or 'uniform'"),
+        ({"sampler": "optimal"}, "'coreset', 'uniform' or 'privacy', got 'optimal'"),
+        ({"sampler": "privacy", "mean_sq_norm": None}, "sampler='privacy' needs epsilon"),
+        ({"sampler": "privacy", "mean_sq_norm": None, "epsilon": 1.0},
+         "pass sample_size=None"),
         ({"radius": None}, "radius must be a declared"),
         ({"n": 1999}, "declared n=1999 but the data has 2000 rows"),  # one pass
         ({"n": 1999, "mean_sq_norm": None, "stat_epsilon": 1.0},
@@ -319,6 +322,29 @@ def test_kmeans_pipeline_has_the_in_memory_guarantee(sync):
     assert 50.0 * (1 - 1e-9) < res.privacy_.epsilon <= 50.0  # calibrated to ≤ the target
     with pytest.raises(ValueError, match="leaves nothing of epsilon"):
         scale.kmeans(A, 3, epsilon=1.0, radius=R, sample_size=1500, stat_epsilon=1.0)
+
+
+def test_privacy_sampler_is_the_in_memory_one_in_a_single_pass(sync):
+    """Theorem 10 with the 'sampling for free' noise: q depends on x alone, so one pass, no n
+    and no x̃ (no PrivacyLeakWarning at all), and the same q, noise and ε as DPLloyd."""
+    from dpcore import lloyd
+
+    X, _ = mixture(4000)
+    A = da.from_array(X, chunks=(1000, -1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        ref = lloyd.DPLloyd(3, epsilon=3.0, radius=R, sampler="privacy", rng=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        S = scale.importance_sample(A, None, radius=R, sampler="privacy", epsilon=3.0,
+                                    n_iter=10, rng=0)
+        res = scale.kmeans(A, 3, epsilon=3.0, radius=R, sampler="privacy", rng=0)
+    np.testing.assert_allclose(S.weights, 1 / ref.probabilities_[S.indices], rtol=1e-12)
+    assert S.sample_size == pytest.approx(ref.probabilities_.sum(), rel=1e-12)
+    assert S.n == 4000 and S.seconds["pass1"] < 0.05  # nothing before the sampling pass
+    assert abs(S.size - S.sample_size) < 4 * np.sqrt(S.sample_size)
+    assert res.privacy_ == ref.privacy_ == PureDP(3.0)
+    assert res.beta_sum == pytest.approx(ref.beta_sum_, rel=1e-12)
 
 
 def test_sample_kept_on_the_cluster_gives_the_same_centres(sync):

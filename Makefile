@@ -31,7 +31,9 @@ lint: $(STAMP)
 	$(BIN)/ruff check dpcore pages app.py tests benchmarks
 
 bench: $(STAMP)
-	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
+	for f in benchmarks/bench_*.py; do \
+		case $$f in *bench_scale.py) args="--rows 1000000";; *) args="";; esac; \
+		$(BIN)/python $$f $$args || exit 1; done
 
 reproduce: $(STAMP)
 	$(BIN)/python -m dpcore.cli reproduce all

@@ -235,7 +235,10 @@ def sensitivity_release(
             raise ValueError(f"bounds must be [lo, hi] with lo < hi, got {[lo, hi]!r}")
 
         def draw(size: int, gen: np.random.Generator) -> np.ndarray:
-            return gen.uniform(float(lo), float(hi), size=(size, d))
+            records = gen.uniform(float(lo), float(hi), size=(size, d))
+            if stat.binary_label:  # a class label: both classes equally likely
+                records[:, -1] = gen.choice([-1.0, 1.0], size=size)
+            return records
 
         table = draw
     else:

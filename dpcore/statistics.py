@@ -103,6 +103,9 @@ class Statistic:
     at_points : callable, optional
         For function-valued statistics (KDE): ``points -> Statistic`` evaluating there (the
         Bernstein mechanism needs the values on its lattice).
+    binary_label : bool
+        The last column is a ±1 class label (only its sign is used), so a public oracle must
+        draw it from {−1, +1} rather than from the feature box.
     """
 
     name: str
@@ -115,6 +118,7 @@ class Statistic:
     domain: str = ""
     params: dict[str, Any] = field(default_factory=dict)
     at_points: Callable[[np.ndarray], Statistic] | None = field(default=None, repr=False)
+    binary_label: bool = False
 
     def __call__(self, d: Any) -> np.ndarray:
         return np.asarray(self.func(_records(d)), dtype=float).ravel()
@@ -322,6 +326,7 @@ def linear_svm(C: float = 3.0) -> Statistic:
         bound=bound,
         domain="features in [0, 1]^(d-1), labels ±1 (Proposition 19)",
         params={"C": C},
+        binary_label=True,
     )
 
 

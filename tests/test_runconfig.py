@@ -261,3 +261,18 @@ def test_run_config_spends_from_a_ledger_or_releases_nothing(standins):
     with pytest.raises(BudgetExceededError):
         rc.run_config(cfg, X, ledger=ledger)
     assert len(ledger) == 1
+
+
+def test_uniform_oracle_draws_both_classes_for_a_label_statistic():
+    # linear_svm reads the sign of the last column; a [0, 1] box would give one class only and
+    # every sampled data set would fail. The uniform oracle draws that label from {-1, +1}.
+    from dpcore.runconfig import sensitivity_release
+
+    gen = np.random.default_rng(0)
+    X = gen.uniform(0, 1, (200, 3))
+    X[:, -1] = np.where(X[:, 0] + X[:, 1] > 1, 1.0, -1.0)
+    rel = sensitivity_release(
+        X, statistic="linear_svm", epsilon=1.0, gamma=0.5, rng=1
+    )
+    assert rel.value.shape == (3,) and np.all(np.isfinite(rel.value))
+    assert rel.sensitivity.delta_hat > 0

@@ -95,3 +95,18 @@ def test_claims_table_verdicts():
     assert list(cl.verdict) == ["held"] * 5
     f5n.loc[1, "error"] = 2.0  # CoinPress worse at d = 50 → claim 3 not held
     assert rep.claims(f5r, f5d, f5n, f6, f7).verdict.iloc[2] == "NOT held"
+
+
+def test_claim4_preprocessing_independent_of_dimension_and_norm():
+    # Claim 4: FriendlyCore's pre-processing depends on neither d nor the norm of the points:
+    # same n̂ / threshold draws for the same seed, and the whole N(μ, I_d) sample is kept.
+    from dpcore.friendlycore import friendly_core
+
+    n = 800
+    results = []
+    for d, shift in [(10, 0.0), (1000, 0.0), (3000, 1e6)]:
+        X = np.random.default_rng(d).standard_normal((n, d)) + shift
+        res = friendly_core(X, rep.fc_radius(d, n), rho=0.1, delta=5e-9, rng=7)
+        assert res.size == n
+        results.append((res.n_hat, res.threshold, res.noise_sd))
+    assert results[0] == results[1] == results[2]

@@ -46,7 +46,9 @@ __all__ = [
     "figure5_vs_dim",
     "figure5_vs_n",
     "figure5_vs_radius",
+    "audits",
     "figure6",
+    "figure6_right",
     "figure7_left",
     "labelling_failure",
     "main",
@@ -67,9 +69,15 @@ def _trim(x: Sequence[float]) -> float:
     return float(stats.trim_mean(np.asarray(x, dtype=float), 0.1))
 
 
-def _fc_error(X: np.ndarray, gen: np.random.Generator) -> float:
+def _fc_run(X: np.ndarray, gen: np.random.Generator) -> tuple[float, float]:
+    """(ℓ2 error, share of points in the core) of FC_Avg with the paper's radius."""
     res = friendly_mean(X, radius=fc_radius(*X.shape[::-1]), rho=RHO, delta=DELTA, rng=gen)
-    return math.inf if res.estimate is None else float(np.linalg.norm(res.estimate))
+    err = math.inf if res.estimate is None else float(np.linalg.norm(res.estimate))
+    return err, res.core_size / X.shape[0]
+
+
+def _fc_error(X: np.ndarray, gen: np.random.Generator) -> float:
+    return _fc_run(X, gen)[0]
 
 
 def _cp_error(X: np.ndarray, R: float, t: int, gen: np.random.Generator) -> float:
@@ -106,13 +114,16 @@ def figure5_vs_dim(
     rows = []
     for d in dims:
         errs: dict[str, list[float]] = {}
+        kept = []
         R = 10.0 * math.sqrt(d)
         for _ in range(reps):
             X = gen.standard_normal((n, d))
-            errs.setdefault("FC_Avg", []).append(_fc_error(X, gen))
+            err, share = _fc_run(X, gen)
+            errs.setdefault("FC_Avg", []).append(err)
+            kept.append(share)
             for t in iters:
                 errs.setdefault(f"CoinPress t={t}", []).append(_cp_error(X, R, t, gen))
-        rows += _rows({"d": d, "n": n, "R": R}, errs)
+        rows += _rows({"d": d, "n": n, "R": R, "fc_core_kept": float(np.mean(kept))}, errs)
     return pd.DataFrame(rows)
 
 
@@ -244,6 +255,83 @@ def figure7_left(
     return pd.DataFrame(rows)
 
 
+def figure6_right(n: int = 200_000, *, reading: str = "sd", rng: RNGLike = 0) -> pd.DataFrame:
+    """Fig. 6 right: one repetition's centres (true, FC_Clustering, DPLloyd ε = 2) at n = 2·10⁵."""
+    gen = as_generator(rng)
+    X, c = fig6_data(n, reading=reading, rng=gen)
+    fc = FriendlyCoreKMeans(8, rho=RHO, delta=DELTA, radius=1.0, t=200, r_min=1e-3,
+                            fallback="dplloyd", fallback_share=0.01, rng=gen).fit(X)
+    dl = _dplloyd(8, 2.0, 1.0, gen).fit(X)
+    fc_name = "FC_Clustering" + ("" if not fc.failed_ else " (failed → backup)")
+    frames = [("true centres", c), (fc_name, fc.cluster_centers_),
+              ("DPLloyd ε=2", dl.cluster_centers_)]
+    return pd.DataFrame([{"reading": reading, "who": who, "x": p[0], "y": p[1],
+                          "nearest_true": float(np.min(np.linalg.norm(c - p, axis=1)))}
+                         for who, C in frames for p in C])
+
+
+def _audit_row(name: str, res, claimed: float) -> dict:
+    return {"mechanism": name, "epsilon_lower": res.epsilon_lower, "claimed_epsilon": claimed,
+            "passes": res.consistent_with(claimed)}
+
+
+def audits(n_samples: int = 20_000, rng: RNGLike = 0) -> pd.DataFrame:
+    """Privacy audits (:func:`dpcore.audit.audit_epsilon`) of the zCDP filter and friendly_mean at
+    the claimed (ρ, δ) = (1, 1e-6) converted with δ' = 1e-3, each next to a deliberately broken
+    variant (the bug named in the table) that the audit must flag."""
+    from dpcore.audit import audit_epsilon
+    from dpcore.friendlycore import filters as _filters
+    from dpcore.friendlycore import friend_counts, zCDPFilter
+    from dpcore.privacy import ZCDP
+
+    rho, delta = 1.0, 1e-6
+    claim = ZCDP(rho, delta).to_approx_dp(1e-3)
+    gen = as_generator(rng)
+    f = zCDPFilter(rho, delta)
+    n = 1000
+    tau0, _ = _filters._threshold(n + math.sqrt(math.log(2 / delta) / f.rho1), f.rho2, delta)
+    d0 = np.full(n, round(n / 2 + tau0))
+    d1 = d0[:-1] - 1  # neighbour: a point that was everybody's friend removed
+
+    def kept(apply):
+        def sample(counts, size, g):
+            return np.array([apply(counts[: n - 1], counts.size, g).sum() for _ in range(size)])
+        return sample
+
+    def good(c, size_ref, g):
+        return f.apply(c, reference_size=size_ref, rng=g).mask
+
+    def broken(c, size_ref, g):  # score noise variance 1/(8ρ₂) instead of n̂/(8ρ₂)
+        n_hat = _filters.noisy_size_upper(size_ref, f.rho1, delta, rng=g)
+        tau, _ = _filters._threshold(n_hat, f.rho2, delta)
+        return c - size_ref / 2 + g.normal(0, math.sqrt(1 / (8 * f.rho2)), c.size) >= tau
+
+    rows = []
+    for name, fn in (("zCDPFilter (kept count)", good),
+                     ("zCDPFilter with noise variance 1/(8ρ₂) (bug)", broken)):
+        res = audit_epsilon(kept(fn), d0, d1, n_samples=n_samples, delta=claim.delta, rng=gen)
+        rows.append(_audit_row(name, res, claim.epsilon))
+    X0 = np.zeros((300, 1))
+    X1 = np.vstack([X0, [[1.0]]])  # neighbour: one point at distance r (friendly)
+
+    def mean_sample(scale):
+        def sample(X, size, g):
+            cnt = friend_counts(X, 1.0)
+            out = np.empty(size)
+            for i in range(size):
+                est = friendly_mean(X, radius=1.0, rho=rho, delta=delta, counts=cnt, rng=g).estimate
+                out[i] = -1e9 if est is None else X[:, 0].mean() + (est[0] - X[:, 0].mean()) * scale
+            return out
+        return sample
+
+    for name, scale in (("friendly_mean (estimate)", 1.0),
+                        ("friendly_mean with noise / 20 (bug)", 1 / 20)):
+        res = audit_epsilon(mean_sample(scale), X0, X1, n_samples=n_samples // 2,
+                            delta=claim.delta, rng=gen)
+        rows.append(_audit_row(name, res, claim.epsilon))
+    return pd.DataFrame(rows)
+
+
 # ---------------------------------------------------------------------- claims
 
 
@@ -255,7 +343,8 @@ def _err(df: pd.DataFrame, method: str, **where: float) -> float:
 
 
 def claims(
-    f5r: pd.DataFrame, f5d: pd.DataFrame, f5n: pd.DataFrame, f6: pd.DataFrame, f7: pd.DataFrame
+    f5r: pd.DataFrame, f5d: pd.DataFrame, f5n: pd.DataFrame, f6: pd.DataFrame, f7: pd.DataFrame,
+    f6r: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Spec §6 claims with the measured numbers and a verdict (held / not held)."""
     out = []
@@ -302,6 +391,19 @@ def claims(
             "FC success " + ", ".join(f"n={n}: {s:.0%}" for n, s in succ.items())
             + f"; median loss at n={nmax}: "
             + ", ".join(f"{c} {med.loc[nmax, c]:.3g}" for c in med.columns))
+    if "fc_core_kept" in f5d:
+        kept = f5d[f5d.method == "FC_Avg"].set_index("d").fc_core_kept
+        add("4: FC_Avg's pre-processing does not depend on d (whole N(0, I_d) sample kept)",
+            bool((kept == 1.0).all()),
+            "share of points in the core: " + ", ".join(f"d={d}: {v:.3f}" for d, v in kept.items()))
+    if f6r is not None:
+        for reading, g in f6r.groupby("reading"):
+            fcr = g[g.who.str.startswith("FC_Clustering")]
+            worst = float(fcr.nearest_true.max())
+            add(f"6 right ({reading} reading): at n = 2·10⁵ the FC centres lie on the 8 centres",
+                worst < 0.02 and not fcr.who.iloc[0].endswith("backup)"),
+                f"max distance FC centre → nearest true centre {worst:.4f} ({fcr.who.iloc[0]}); "
+                f"DPLloyd ε=2: {g[g.who.str.startswith('DPL')].nearest_true.max():.3f}")
     med7 = f7.groupby(["d", "method"]).failure.median().unstack()
     dm = f7.d.max()
     fc7 = "FC_Clustering (PCA oracle)"
@@ -316,7 +418,7 @@ def claims(
 # ---------------------------------------------------------------------- report
 
 
-def _figures(f5r, f5d, f5n, f6, f7, folder: Path) -> list[str]:
+def _figures(f5r, f5d, f5n, f6, f7, folder: Path, f6r=None) -> list[str]:
     import plotly.express as px
     from plotly.subplots import make_subplots
 
@@ -338,7 +440,15 @@ def _figures(f5r, f5d, f5n, f6, f7, folder: Path) -> list[str]:
     fig7 = px.line(q7, x="d", y="failure", color="method", markers=True, log_x=True,
                    title="Fig. 7 left: median labelling failure (k=5 GMM)")
     fig7.write_html(folder / "friendlycore_fig7.html", include_plotlyjs="cdn")
-    return ["friendlycore_fig5.html", "friendlycore_fig6.html", "friendlycore_fig7.html"]
+    names = ["friendlycore_fig5.html", "friendlycore_fig6.html", "friendlycore_fig7.html"]
+    if f6r is not None:
+        fr = px.scatter(f6r, x="x", y="y", color="who", symbol="who", facet_col="reading",
+                        title="Fig. 6 right: centres of one run at n = 2·10⁵",
+                        color_discrete_map={"true centres": "black", "DPLloyd ε=2": "red"})
+        fr.update_yaxes(scaleanchor="x", scaleratio=1)
+        fr.write_html(folder / "friendlycore_fig6_right.html", include_plotlyjs="cdn")
+        names.append("friendlycore_fig6_right.html")
+    return names
 
 
 def _table(df: pd.DataFrame, index: str, value: str = "error") -> str:
@@ -425,8 +535,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ], ignore_index=True)
     f7 = timed("Figure 7 left", figure7_left, [128, 512] if q else [32, 128, 256, 512],
                n=250_000, reps=1 if q else 3, rng=seed + 5)
-    cl = claims(f5r, f5d, f5n, f6, f7)
-    figs = _figures(f5r, f5d, f5n, f6, f7, args.out / "figures")
+    f6r = pd.concat([timed(f"Figure 6 right ({r})", figure6_right, 200_000, reading=r,
+                           rng=seed + 6) for r in ("sd", "printed")], ignore_index=True)
+    aud = timed("Audits", audits, n_samples=8_000 if q else 20_000, rng=seed + 7)
+    cl = claims(f5r, f5d, f5n, f6, f7, f6r)
+    figs = _figures(f5r, f5d, f5n, f6, f7, args.out / "figures", f6r)
     total = time.perf_counter() - t0
 
     mode = "quick" if q else "full"
@@ -466,9 +579,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         _md(f6[f6.method == "FC_Clustering"].groupby(["reading", "n"]).fc_success.mean()
             .rename("FC success rate").reset_index()),
         "",
+        "## Figure 6 right: one run at n = 2·10⁵ (distance of each centre to the nearest true one)",
+        "",
+        _md(f6r.groupby(["reading", "who"]).nearest_true.agg(["median", "max"]).reset_index()),
+        "",
         "## Figure 7 left: k = 5 GMM, labelling failure vs d (PCA oracle, r_min = 0.1, Λ = 10√d)",
         "",
         _md(_quantiles(f7, ["d"], "failure").reset_index()),
+        "",
+        "## Privacy audits",
+        "",
+        "`dpcore.audit.audit_epsilon` lower bounds on ε (95 % confidence) on neighbouring inputs, "
+        "against the claimed (ρ, δ) = (1, 1e-6)-zCDP converted with δ' = 1e-3. zCDPFilter: "
+        "1000 points at the threshold, neighbour = one point that was everybody's friend removed, "
+        "statistic = number of kept points. friendly_mean: 300 points at 0 vs the same plus one "
+        "at distance r. The broken variants show that the audit has power.",
+        "",
+        _md(aud),
         "",
         FINDINGS,
         "## Timings",

@@ -110,3 +110,10 @@ def test_claim4_preprocessing_independent_of_dimension_and_norm():
         assert res.size == n
         results.append((res.n_hat, res.threshold, res.noise_sd))
     assert results[0] == results[1] == results[2]
+
+
+def test_fig6_right_centres_on_the_clusters():
+    df = rep.figure6_right(40_000, reading="sd", rng=1)
+    fc = df[df.who.str.startswith("FC_Clustering")]
+    assert len(fc) == 8 and fc.who.iloc[0] == "FC_Clustering"
+    assert fc.nearest_true.max() < 0.02

@@ -600,13 +600,19 @@ class _IncidenceCover:
         return gen.integers(-self.M, self.M + 1, size=self.d)
 
 
+_HASH = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9], dtype=np.uint64)
+
+
 def _max_run(rows: np.ndarray) -> int:
-    """Largest multiplicity of a row of an integer array (lexsort + run lengths)."""
-    order = np.lexsort(rows.T)
-    r = rows[order]
-    change = np.any(r[1:] != r[:-1], axis=1)
-    bounds = np.flatnonzero(np.concatenate([[True], change, [True]]))
-    return int(np.diff(bounds).max())
+    """An upper bound on the largest multiplicity of a row of an integer array.
+
+    Rows are hashed to one uint64 (wrapping multiply-add); a collision can only merge buckets,
+    so the largest bucket is ≥ the largest true multiplicity (an upper bound is all we need).
+    """
+    mult = _HASH[np.arange(rows.shape[1]) % 3] + 2 * np.arange(rows.shape[1], dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        keys = (rows.astype(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
+    return int(np.unique(keys, return_counts=True)[1].max())
 
 
 class _LazyCover:
@@ -640,8 +646,9 @@ class _LazyCover:
         self.n_evaluations = 0
         self.work = 0  # points counted by k-d tree queries (what the time is spent on)
         self.n_proposals = 0
-        self.nodes: list[tuple] = []
-        self.logmass: list[float] = []
+        self.nodes: list[tuple | None] = []  # removed nodes become None (indices stay stable)
+        self._lm = np.empty(64)  # log masses of the nodes; removed ones are −1e300 (mass 0)
+        self._dead = 0
         self._rebuild()
         if self.idx.size:
             # c_max: a ball of radius ρ lies in a box of side 2ρ, which meets at most 2^{d'}
@@ -651,9 +658,33 @@ class _LazyCover:
             self._push_global()
 
     def _rebuild(self) -> None:
+        # The k-d trees hold the points uncovered at the last rebuild; points covered since are
+        # still in them, so tree counts remain upper bounds (exact counts filter by `active`).
         self.idx = np.flatnonzero(self.active)
+        self._removed = 0
         self._tree = self._ftree = self._F = None  # built on first use: the fine levels never
         # need them (every pick there comes from the uniform branch)
+        if self.idx.size:
+            Ya = self.Y[self.idx]
+            self._bb = (Ya.min(axis=0), Ya.max(axis=0))
+
+    def _add(self, node: tuple, logmass: float) -> None:
+        n = len(self.nodes)
+        if n == self._lm.size:
+            self._lm = np.concatenate([self._lm, np.empty(n)])
+        self.nodes.append(node)
+        self._lm[n] = logmass
+
+    def _drop(self, j: int) -> None:
+        self.nodes[j] = None
+        self._lm[j] = -1e300
+        self._dead += 1
+
+    def _compact(self) -> None:
+        keep = [j for j, node in enumerate(self.nodes) if node is not None]
+        self._lm = np.concatenate([self._lm[keep], np.empty(max(64, len(keep)))])
+        self.nodes = [self.nodes[j] for j in keep]
+        self._dead = 0
 
     @property
     def tree(self) -> cKDTree | None:
@@ -674,8 +705,7 @@ class _LazyCover:
 
     def _push_global(self) -> None:
         log_u = math.log(self.idx.size) + self.d * math.log(2 * self.w + 1) + self._h(self.c_max)
-        self.nodes.append(("global",))
-        self.logmass.append(log_u)
+        self._add(("global",), log_u)
 
     def _push_box(self, lo: np.ndarray, hi: np.ndarray) -> None:
         if not self.idx.size:
@@ -686,12 +716,15 @@ class _LazyCover:
             return
         centre = (lo + hi) / 2.0
         r = (self.rho + float(np.linalg.norm((hi - lo) / 2.0))) * (1 + 1e-9) + 1e-9
-        B = int(self.tree.query_ball_point(centre, r, return_length=True))
+        far = np.maximum(np.abs(centre - self._bb[0]), np.abs(centre - self._bb[1]))
+        if float(np.linalg.norm(far)) < r:  # the ball holds every point: no query needed
+            B = int(self.idx.size)
+        else:
+            B = int(self.tree.query_ball_point(centre, r, return_length=True))
+            self.work += B + 1
         self.n_evaluations += 1
-        self.work += B + 1
         if B:
-            self.nodes.append(("box", lo, hi, B))
-            self.logmass.append(math.log(size) + float(_log_expm1(self.a * B)))
+            self._add(("box", lo, hi, B), math.log(size) + float(_log_expm1(self.a * B)))
 
     def _push_block(self, lo: np.ndarray, hi: np.ndarray | None = None, G=None) -> None:
         if not self.idx.size:
@@ -705,8 +738,7 @@ class _LazyCover:
         keep = u > 0
         if np.any(keep):
             G, logw = G[keep], _log_expm1(self.a * u[keep])
-            self.nodes.append(("block", G, logw))
-            self.logmass.append(float(special.logsumexp(logw)))
+            self._add(("block", G, logw), float(special.logsumexp(logw)))
 
     def _block_counts(self, G: np.ndarray) -> np.ndarray:
         """Upper bounds on the cover of each grid point of G (k-d tree counts, C speed).
@@ -727,18 +759,26 @@ class _LazyCover:
         if not self.idx.size:
             return np.empty(0, dtype=np.int64)
         cand = self.idx[np.asarray(self.tree.query_ball_point(b.astype(float), self.r_up), int)]
+        cand = cand[self.active[cand]]
         return cand[_within(self.Y[cand], b, self.rho)]
 
     def remove(self, points: np.ndarray) -> None:
-        if points.size:
-            self._rebuild()
-            # the global node's mass depends on the current n; re-derive it
-            for j, node in enumerate(self.nodes):
-                if node[0] == "global":
-                    self.nodes.pop(j), self.logmass.pop(j)
-                    if self.idx.size:
-                        self._push_global()
-                    break
+        """Note covered points (the caller already cleared them in ``active``).
+
+        The trees are rebuilt lazily, when a rejection needs tight bounds again (stale trees
+        only over-count, so every bound stays valid meanwhile).
+        """
+        self._removed += points.size
+
+    def _refresh(self) -> None:
+        self._rebuild()
+        # the global node's mass depends on the tree's n; re-derive it
+        for j, node in enumerate(self.nodes):
+            if node is not None and node[0] == "global":
+                self._drop(j)
+                if self.idx.size:
+                    self._push_global()
+                break
 
     def _propose(self, node: tuple, gen: np.random.Generator):
         """Draw g from the node; return (g, log u(g)) or (None, None) off the grid."""
@@ -778,7 +818,10 @@ class _LazyCover:
                     "data-independent sub-lattice, privacy unchanged) or a smaller proj_dim"
                 )
             self.n_proposals += 1
-            j = _categorical(np.array([log_n_grid, *self.logmass]), gen)
+            if self._dead > max(256, len(self.nodes) // 2):
+                self._compact()
+            logits = np.concatenate([[log_n_grid], self._lm[: len(self.nodes)]])
+            j = _categorical(logits, gen)
             if j == 0:  # uniform branch: mass |G| (weight 1 per grid point)
                 return gen.integers(-self.M, self.M + 1, size=self.d)
             node = self.nodes[j - 1]
@@ -789,8 +832,10 @@ class _LazyCover:
                 self.work += c + 1
                 if c > 0 and math.log(gen.random()) < float(_log_expm1(self.a * c)) - log_u:
                     return b
-            # rejected: tighten the envelope where it was loose
-            self.nodes.pop(j - 1), self.logmass.pop(j - 1)
+            # rejected: tighten the envelope where it was loose (with fresh trees)
+            self._drop(j - 1)
+            if self._removed:
+                self._refresh()
             if node[0] == "global":
                 self.root_box()
             elif node[0] == "block":

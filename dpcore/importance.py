@@ -637,6 +637,21 @@ def _kappa(dim: int, rho: float) -> float:
     return (4.0 * dim * rho * rho) ** (1.0 / 3.0)
 
 
+def _split_kappa(dim: int, radius: float, rho: float, count_share: float | None) -> float:
+    """β_count/β_sum: the Su et al. ratio, or the one giving counts ``count_share`` of ε.
+
+    With β_count = κ β_sum the count part of ε(1, x) at ‖x‖ = r is 1/(1 + κ r); a share f
+    needs κ = (1 − f)/(f r). The Su et al. ratio (derived for data scaled to [−1, 1]^d) gives
+    counts 1/(1 + κ r) ≈ 1e-4 of ε on Covertype (r ≈ 4489), so count noise dominates there.
+    """
+    if count_share is None:
+        return _kappa(dim, rho)
+    f = float(count_share)
+    if not 0.0 < f < 1.0:
+        raise ValueError(f"count_share must be in (0, 1), got {count_share!r}")
+    return (1.0 - f) / (f * float(radius))
+
+
 def su_noise_scales(
     noise_constant: float, *, dim: int, radius: float, n_iter: int, rho: float = SU_RHO
 ) -> tuple[float, float]:
@@ -661,16 +676,23 @@ def dp_lloyd_epsilon(radius: float, beta_sum: float, beta_count: float, n_iter: 
 
 
 def dp_lloyd_noise_scales(
-    epsilon: float, radius: float, n_iter: int, dim: int, *, rho: float = SU_RHO
+    epsilon: float,
+    radius: float,
+    n_iter: int,
+    dim: int,
+    *,
+    rho: float = SU_RHO,
+    count_share: float | None = None,
 ) -> tuple[float, float]:
     """(β_sum, β_count) for ε-DP full-data DP-Lloyd with the Su et al. split (spec §6.4).
 
     Solves T (r/β_sum + 1/β_count) = ε with β_count = κ β_sum, κ = (4 d ρ²)^{1/3}:
-    β_sum = T (r + 1/κ) / ε.
+    β_sum = T (r + 1/κ) / ε. With ``count_share`` = f the counts get f·ε and the sums (1 − f)·ε
+    instead (κ = (1 − f)/(f r)).
     """
     eps = _positive("epsilon", epsilon)
     r = _positive("radius", radius)
-    kappa = _kappa(int(dim), rho)
+    kappa = _split_kappa(int(dim), r, rho, count_share)
     bs = int(n_iter) * (r + 1.0 / kappa) / eps
     return bs, kappa * bs
 
@@ -807,6 +829,7 @@ def calibrate_lloyd(
     mean_sq_norm: float | None = None,
     lam: float = 0.5,
     rho: float = SU_RHO,
+    count_share: float | None = None,
 ) -> LloydCalibration:
     """Noise scales for DP-Lloyd meeting ε* (and the expected sample size m) for a sampler.
 
@@ -820,6 +843,9 @@ def calibrate_lloyd(
       (T(1/β_count + r/β_sum) = ε*, "sampling for free") raises with that maximum. With
       ``sample_size=None`` the "sampling for free" noise is used (m is then whatever it gives).
 
+    The ratio β_count/β_sum is the paper's Su et al. one, or, with ``count_share`` = f, the one
+    that gives counts the share f of ε(1, x) at ‖x‖ = r (see :func:`dp_lloyd_noise_scales`).
+
     Returns
     -------
     LloydCalibration
@@ -827,7 +853,7 @@ def calibrate_lloyd(
     eps = _positive("epsilon", epsilon)
     r = _positive("radius", radius)
     t, n, dim = int(n_iter), int(n), int(dim)
-    kappa = _kappa(dim, rho)
+    kappa = _split_kappa(dim, r, rho, count_share)
 
     def done(bs: float, m: float, eps_out: float) -> LloydCalibration:
         b_const = _noise_constant(bs, dim=dim, radius=r, n_iter=t, rho=rho)

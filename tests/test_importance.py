@@ -343,3 +343,20 @@ def test_uniform_calibration_inverts_prop_3_exactly():
     for eps in (0.1, 3.0, 1000.0):
         cal = calibrate_lloyd("uniform", epsilon=eps, sample_size=5000, n_iter=10, **COVERTYPE)
         assert cal.epsilon == pytest.approx(eps, rel=1e-12)
+
+
+def test_count_share_gives_the_counts_that_share_of_epsilon():
+    from dpcore.importance import dp_lloyd_epsilon, dp_lloyd_noise_scales
+
+    bs, bc = dp_lloyd_noise_scales(3.0, 4489.17, 10, 54, count_share=0.1)
+    assert dp_lloyd_epsilon(4489.17, bs, bc, 10) == pytest.approx(3.0)
+    assert 10 / bc == pytest.approx(0.3)  # the counts' part of ε
+    _, su_bc = dp_lloyd_noise_scales(3.0, 4489.17, 10, 54)
+    assert 10 / su_bc < 1e-3  # the paper's split: ≈ 1e-4 of ε on the counts
+    for sampler in ("uniform", "coreset"):
+        cal = calibrate_lloyd(sampler, epsilon=3.0, sample_size=5000, count_share=0.1,
+                              **COVERTYPE)
+        assert cal.epsilon == pytest.approx(3.0, rel=1e-8)
+        assert cal.beta_count / cal.beta_sum == pytest.approx(0.9 / (0.1 * 4489.17))
+    with pytest.raises(ValueError, match="count_share"):
+        dp_lloyd_noise_scales(3.0, 1.0, 10, 2, count_share=1.5)

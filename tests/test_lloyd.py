@@ -339,3 +339,12 @@ def test_sampled_iteration_passes_the_audit_at_its_amplified_epsilon_not_the_unw
     assert res.consistent_with(claimed), str(res)
     unweighted = math.log1p(p * math.expm1(0.2))
     assert not res.consistent_with(unweighted), str(res)
+
+
+@pytest.mark.parametrize("sampler", [None, "privacy"])
+def test_count_share_keeps_the_guarantee(sampler):
+    X, _ = blobs(3000)
+    r = float(np.linalg.norm(X, axis=1).max())
+    km = DPLloyd(3, epsilon=1.0, radius=r, sampler=sampler, count_share=0.2, rng=0).fit(X)
+    assert km.privacy_.epsilon == pytest.approx(1.0, rel=1e-8)
+    assert 10 / km.beta_count_ == pytest.approx(0.2)

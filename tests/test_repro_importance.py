@@ -144,6 +144,8 @@ def test_report_is_written_from_small_synthetic_runs(tmp_path, lws):
     summary = rep.summarize(runs)
     timing = rep.timing_table(P, m_grid=(600,), reps=1)
     variants = rep.variant_runs(P, [("coreset", 600, 3.0)], reps=2)
+    splits = rep.split_runs(P, [(None, None, 3.0), ("privacy", 600, 3.0)], reps=2)
+    assert set(splits["count_share"]) == {"Su et al. (paper)", "0.1"}
     fig2w = rep.figure2_weights(lws)
     fig2c = rep.figure2_curves(lws, b_grid=[3, 300], n_runs=20)
     claims = rep.claims_table(summary, rep.fig2_checks(fig2w, fig2c), timing, P.mean_sq_norm)
@@ -153,10 +155,10 @@ def test_report_is_written_from_small_synthetic_runs(tmp_path, lws):
             "n": P.n, "d": P.dim, "r": P.radius, "x_tilde": P.mean_sq_norm, "fig2_runs": 20,
             "infeasible": runs.loc[runs["rep"] < 0]}
     rep.write_report(out, fig2w=fig2w, fig2c=fig2c, summary=summary, timing=timing,
-                     claims=claims, meta=meta, variants=variants)
+                     claims=claims, meta=meta, variants=variants, splits=splits)
     text = out.read_text(encoding="utf-8")
     for heading in ("## Claims (spec §7)", "## Figure 2", "## Figures 3/4", "## Table 2",
-                    "## DP-Lloyd variants", "cannot exist"):
+                    "## DP-Lloyd variants", "## Noise split", "cannot exist"):
         assert heading in text
     assert (tmp_path / "figures" / "importance_fig2_weights.html").exists()
     assert (tmp_path / "figures" / "importance_fig3_m600.html").exists()

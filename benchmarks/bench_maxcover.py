@@ -75,12 +75,14 @@ def _child(dataset: str, method: str, stride: int) -> None:
 
 def _run_child(dataset: str, method: str, stride: int = 0, timeout: float = 900) -> dict:
     cmd = [sys.executable, __file__, "--child", dataset, method, str(stride)]
+    t0 = time.perf_counter()
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return {"error": f"> {timeout:.0f} s (stopped)"}
     if out.returncode != 0:
-        return {"error": out.stderr.strip().splitlines()[-1] if out.stderr else "failed"}
+        last = out.stderr.strip().splitlines()[-1] if out.stderr else "failed"
+        return {"error": f"{last[:90]}… (after {time.perf_counter() - t0:.0f} s incl. loading)"}
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

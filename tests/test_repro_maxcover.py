@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import require
 
 from dpcore.reproduce import maxcover as rep
 
@@ -88,8 +89,7 @@ def test_missing_diffprivlib_env_is_a_clear_skip(monkeypatch, tmp_path):
 
 @pytest.mark.slow
 def test_diffprivlib_runner_round_trip():
-    if rep.diffprivlib_python() is None:
-        pytest.skip(rep.DIFFPRIVLIB_MISSING)
+    require(rep.diffprivlib_python() is not None, rep.DIFFPRIVLIB_MISSING)
     X = np.random.default_rng(0).uniform(-1, 1, (500, 3))
     res = rep.run_diffprivlib(X, 2, 1.0, 1.0, [0, 1])
     assert res["versions"]["diffprivlib"] == "0.6.6"

@@ -35,7 +35,7 @@ from dpcore.coinpress import coinpress_mean, gaussian_mean
 from dpcore.evaluate import kmeans_cost
 from dpcore.friendlycore import FriendlyCoreKMeans, friendly_mean
 from dpcore.privacy import PrivacyLeakWarning
-from dpcore.reproduce.importance import _md  # the shared markdown-table writer
+from dpcore.reproduce._report import markdown_table
 from dpcore.rng import RNGLike, as_generator
 
 __all__ = [
@@ -452,7 +452,7 @@ def _figures(f5r, f5d, f5n, f6, f7, folder: Path, f6r=None) -> list[str]:
 
 
 def _table(df: pd.DataFrame, index: str, value: str = "error") -> str:
-    return _md(df.pivot_table(index=index, columns="method", values=value).reset_index())
+    return markdown_table(df.pivot_table(index=index, columns="method", values=value).reset_index())
 
 
 def _quantiles(df: pd.DataFrame, index: Sequence[str], value: str) -> pd.DataFrame:
@@ -554,7 +554,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "",
         "## Claims (spec §6)",
         "",
-        _md(cl),
+        markdown_table(cl),
         "",
         f"## Figure 5(1): d = 1000, n = 800, vary R ({reps5} repetitions, trimmed mean)",
         "",
@@ -574,18 +574,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(best of 10 starts); on failure DPLloyd with ρ = 0.01 (ε = √0.02). Medians and 0.1/0.9 "
         "quantiles; `fc_success` = share of runs where FriendlyCore produced the centres.",
         "",
-        _md(_quantiles(f6, ["reading", "n"], "loss").reset_index()),
+        markdown_table(_quantiles(f6, ["reading", "n"], "loss").reset_index()),
         "",
-        _md(f6[f6.method == "FC_Clustering"].groupby(["reading", "n"]).fc_success.mean()
+        markdown_table(f6[f6.method == "FC_Clustering"].groupby(["reading", "n"]).fc_success.mean()
             .rename("FC success rate").reset_index()),
         "",
         "## Figure 6 right: one run at n = 2·10⁵ (distance of each centre to the nearest true one)",
         "",
-        _md(f6r.groupby(["reading", "who"]).nearest_true.agg(["median", "max"]).reset_index()),
+        markdown_table(
+            f6r.groupby(["reading", "who"]).nearest_true.agg(["median", "max"]).reset_index()
+        ),
         "",
         "## Figure 7 left: k = 5 GMM, labelling failure vs d (PCA oracle, r_min = 0.1, Λ = 10√d)",
         "",
-        _md(_quantiles(f7, ["d"], "failure").reset_index()),
+        markdown_table(_quantiles(f7, ["d"], "failure").reset_index()),
         "",
         "## Privacy audits",
         "",
@@ -595,12 +597,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "statistic = number of kept points. friendly_mean: 300 points at 0 vs the same plus one "
         "at distance r. The broken variants show that the audit has power.",
         "",
-        _md(aud),
+        markdown_table(aud),
         "",
         FINDINGS,
         "## Timings",
         "",
-        _md(pd.DataFrame({"step": list(timings), "seconds": list(timings.values())}), ".0f"),
+        markdown_table(
+            pd.DataFrame({"step": list(timings), "seconds": list(timings.values())}), ".0f"
+        ),
         "",
     ]
     args.out.mkdir(parents=True, exist_ok=True)

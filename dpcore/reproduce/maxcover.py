@@ -36,6 +36,7 @@ import pandas as pd
 from dpcore.datasets import data_dir, gaussian_mixture
 from dpcore.evaluate import kmeans_cost
 from dpcore.maxcover import MaxCoverKMeans
+from dpcore.reproduce._report import markdown_table
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs" / "reproduction"
@@ -349,16 +350,6 @@ def _table(summary: pd.DataFrame, dataset: str) -> str:
     return "\n".join(lines)
 
 
-def _md_frame(df: pd.DataFrame) -> str:
-    cols = list(df.columns)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for row in df.itertuples(index=False):
-        lines.append(
-            "| " + " | ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in row) + " |"
-        )
-    return "\n".join(lines)
-
-
 def write_report(
     summary,
     claims,
@@ -405,14 +396,14 @@ def write_report(
             f"Figure: [figures/maxcover_{ds}.html](figures/maxcover_{ds}.html)",
             "",
         ]
-    md += ["## Claims (spec §6, 12–13)", "", _md_frame(claims), ""]
+    md += ["## Claims (spec §6, 12–13)", "", markdown_table(claims), ""]
     if claim11 is not None:
         md += [
             "## Claim 11: easy regime (k = 4 well-separated clusters in R^10, ε_p = 1)",
             "",
             "Ratio of MaxCoverKMeans' cost to non-private Lloyd's, by n:",
             "",
-            _md_frame(claim11),
+            markdown_table(claim11),
             "",
         ]
     md += [

@@ -29,6 +29,7 @@ import pandas as pd
 from scipy.special import lambertw
 
 from dpcore import noise, statistics
+from dpcore.reproduce._report import markdown_table
 from dpcore.rng import RNGLike, as_generator
 from dpcore.sensitivity import (
     bernstein_design,
@@ -606,22 +607,6 @@ def claims(
 # ------------------------------------------------------------------------------------ report
 
 
-def _md(df: pd.DataFrame, digits: int = 4) -> str:
-    """A DataFrame as a GitHub markdown table (no extra dependency)."""
-
-    def fmt(v):
-        if isinstance(v, float | np.floating):
-            if math.isnan(v):
-                return "–"
-            return f"{v:.{digits}g}"
-        return str(v)
-
-    head = "| " + " | ".join(map(str, df.columns)) + " |"
-    sep = "|" + "---|" * len(df.columns)
-    body = ["| " + " | ".join(fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join([head, sep, *body])
-
-
 def _figure(folder: Path, name: str, traces: list, title: str, xaxis: dict, yaxis: dict) -> str:
     import plotly.graph_objects as go
 
@@ -819,12 +804,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "γ = 0.1. The authors' R package (`gsl::lambert_Wm1`) and the paper's README value "
         "(m = k = 285 at γ = 0.1) agree with ours.",
         "",
-        _md(row1, 6),
+        markdown_table(row1, 6),
         "",
         "Rows 2/3 (Corollaries 21-22): ρ* = exp(½ W₋₁(−1/(4m))), γ_min(m) = ρ + √(log(1/ρ)/(2m)). "
         "Paper/spec values: γ_min(100) = 0.15972, γ_min(1000) = 0.05647, γ_min(10⁴) = 0.01953.",
         "",
-        _md(row3, 6),
+        markdown_table(row3, 6),
         "",
         f"Figure 1 (empirical and true CDF of G, the inverted level): {fig1}. "
         f"Figure 2: {fig2}. Figure 3 (k/m falls with slope −1 from (γ_min(m), 1)): {fig3}.",
@@ -844,14 +829,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "Δ̂ stays above the analytic value, approaches it as m grows, and exists only for "
         f"γ ≥ γ_min(m). {fig4}",
         "",
-        _md(e6[e6.gamma.isin([0.02, 0.05, 0.1, 0.2, 0.5])], 5),
+        markdown_table(e6[e6.gamma.isin([0.02, 0.05, 0.1, 0.2, 0.5])], 5),
         "",
         "## Claim 4: delivered confidence ≈ k/(m+1)",
         "",
         "Example 6 gives Φ exactly (Φ(Δ) = 1 − e^{−nΔ}); each run samples Δ̂ and one fresh "
         "pair. E[Φ(Δ̂)] = k/(m+1) ≥ 1 − γ (Theorem 15, spec §2.4).",
         "",
-        _md(conf, 5),
+        markdown_table(conf, 5),
         "",
         "## Appendix C / Figure 9: mean of bounded data",
         "",
@@ -859,7 +844,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "no d; we show d ∈ {1, 10, 100}. Global sensitivity d/n (sharp). Δ̂ ≤ Δ̄ always "
         f"(Proposition 18). {fig9}",
         "",
-        _md(appc, 4),
+        markdown_table(appc, 4),
         "",
         "## §7.2 / Figure 5: linear SVM sensitivity",
         "",
@@ -869,7 +854,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "0.01 largely independent of γ, Δ̄ exceeds 20'; Proposition 19 gives 19.07 at d = 8 "
         f"(> 20 only from d = 16). {fig5}",
         "",
-        _md(svm_s, 4),
+        markdown_table(svm_s, 4),
         "",
         "## §7.3 / Figure 6: linear SVM utility",
         "",
@@ -878,7 +863,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"test points, averaged over {20 if q else 500} training sets. ε grid not stated in the "
         f"paper. {fig6}",
         "",
-        _md(svm_u, 4),
+        markdown_table(svm_u, 4),
         "",
         "## §7.3 / Figure 7: KDE with the Bernstein mechanism",
         "",
@@ -890,7 +875,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         + ", ".join(f"{k}: {v:.4g}" for k, v in kde_sens.items())
         + f". {fig7}",
         "",
-        _md(kde_t, 4),
+        markdown_table(kde_t, 4),
         "",
         "Why the curves coincide: quantiles of G on the lattice relative to Δ̄ (m = "
         f"{5000 if q else 50_000}). The sampler inverts the k/m ≈ 1 − γ + γ_min(m) quantile "
@@ -898,20 +883,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         "bandwidth; only a much smaller bandwidth or a looser 'global' bound would leave room "
         "for a gain.",
         "",
-        _md(kde_q, 3),
+        markdown_table(kde_q, 3),
         "",
         "## Claims of spec §7 on these tables",
         "",
         "Claims 1 and 10 (Table 1 values, brute-force ρ*, Theorem 15 conditions, footnote-2 "
         "Lambert-W bounds) are unit tests in `tests/test_sensitivity_config.py`.",
         "",
-        _md(claims(row1, f2, f3, e6, conf, appc, svm_s, svm_u, kde_t)),
+        markdown_table(claims(row1, f2, f3, e6, conf, appc, svm_s, svm_u, kde_t)),
         "",
         FINDINGS,
         "",
         "## Timings (s)",
         "",
-        _md(pd.DataFrame([timings]).round(2)),
+        markdown_table(pd.DataFrame([timings]).round(2)),
         "",
     ]
     report.parent.mkdir(parents=True, exist_ok=True)

@@ -65,6 +65,7 @@ from dpcore.lloyd import dp_lloyd, lloyd_statistics, random_ball_centers
 from dpcore.noise import laplace, sample_l2_exponential
 from dpcore.plots import COLORS, utility_curve_figure
 from dpcore.privacy import PrivacyLeakWarning
+from dpcore.reproduce._report import markdown_table
 from dpcore.rng import RNGLike, as_generator
 
 __all__ = [
@@ -653,16 +654,6 @@ def _opt20k(timing: pd.DataFrame) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def _md(df: pd.DataFrame, floatfmt: str = ".4g") -> str:
-    cols = list(df.columns)
-    lines = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
-    for _, row in df.iterrows():
-        cells = [format(v, floatfmt) if isinstance(v, float | np.floating) else str(v)
-                 for v in row]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
 def _save(fig: go.Figure, folder: Path, name: str) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     fig.write_html(folder / f"{name}.html", include_plotlyjs="cdn")
@@ -779,7 +770,7 @@ def write_report(out: Path, *, fig2w, fig2c, summary, timing, claims, meta: dict
         "",
         "## Claims (spec §7)",
         "",
-        _md(claims),
+        markdown_table(claims),
         "",
         "## Figure 2: Laplace weighted sum (n = 1000, d = 10, σ² = 1/d)",
         "",
@@ -789,14 +780,14 @@ def write_report(out: Path, *, fig2w, fig2c, summary, timing, claims, meta: dict
         "max‖x‖₁/b (sampling for free) fixes m_b. MSE over "
         f"{meta['fig2_runs']} runs per point, and exactly.",
         "",
-        _md(fig2c.assign(b=fig2c["b"].map(lambda b: f"{b:.3g}"))),
+        markdown_table(fig2c.assign(b=fig2c["b"].map(lambda b: f"{b:.3g}"))),
         "",
         "## Figures 3/4: Covertype, cost/n (median [q25, q75])",
         "",
         " · ".join(f"[{k}]({v})" for k, v in links.items() if k.startswith("fig3") or
                    k.startswith("fig4")),
         "",
-        _md(table[["sampler", "m", "epsilon", "median", "q25", "q75", "runs"]]),
+        markdown_table(table[["sampler", "m", "epsilon", "median", "q25", "q75", "runs"]]),
         "",
     ]
     infeasible = meta.get("infeasible")
@@ -816,7 +807,7 @@ def write_report(out: Path, *, fig2w, fig2c, summary, timing, claims, meta: dict
             "sample. Paper (128-core Epyc, Rust weights): full 15.69 s … ; Covertype opt m = "
             "20000: 4.30 % of full.",
             "",
-            _md(tt, ".4g"),
+            markdown_table(tt, ".4g"),
             "",
         ]
     if variants is not None and len(variants):
@@ -830,7 +821,7 @@ def write_report(out: Path, *, fig2w, fig2c, summary, timing, claims, meta: dict
             "Median cost/n over the same seeds and samples; "
             + "; ".join(f"**{k}**: {v}" for k, v in VARIANTS.items()) + ".",
             "",
-            _md(piv),
+            markdown_table(piv),
             "",
         ]
         if {"dpcore", "literal", "authors_code"} <= set(piv.columns):
@@ -859,7 +850,7 @@ def write_report(out: Path, *, fig2w, fig2c, summary, timing, claims, meta: dict
             "error. Giving the counts a fixed share of ε (same total ε, same sampler "
             "calibration, `count_share=` in `DPLloyd` / `calibrate_lloyd`):",
             "",
-            _md(st[["sampler", "m", "epsilon", "count_share", "beta_count", "beta_sum",
+            markdown_table(st[["sampler", "m", "epsilon", "count_share", "beta_count", "beta_sum",
                     "median", "q25", "q75"]]),
             "",
         ]

@@ -850,8 +850,8 @@ def write_report(out: Path, *, fig2w, fig2c, summary, timing, claims, meta: dict
             "error. Giving the counts a fixed share of ε (same total ε, same sampler "
             "calibration, `count_share=` in `DPLloyd` / `calibrate_lloyd`):",
             "",
-            markdown_table(st[["sampler", "m", "epsilon", "count_share", "beta_count", "beta_sum",
-                    "median", "q25", "q75"]]),
+            markdown_table(st[["sampler", "m", "epsilon", "count_share", "beta_count",
+                               "beta_sum", "median", "q25", "q75"]]),
             "",
         ]
     lines += [

@@ -48,7 +48,6 @@ Example
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import os
@@ -57,7 +56,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from scipy import sparse
-from threadpoolctl import ThreadpoolController
 
 from dpcore.geometry import clip_to_ball, nearest_center, row_norms
 from dpcore.importance import (
@@ -77,9 +75,11 @@ from dpcore.importance import (
 from dpcore.noise import laplace, sample_l2_exponential
 from dpcore.privacy import PrivacyLeakWarning, PureDP
 from dpcore.rng import RNGLike, as_generator
+from dpcore.threads import single_threaded_blas
 
 __all__ = [
     "DPLloyd",
+    "cluster_sums",
     "dp_lloyd",
     "dp_lloyd_epsilon",
     "dp_lloyd_noise_scales",
@@ -97,7 +97,7 @@ _N_THREADS = min(2, os.cpu_count() or 1)
 _MIN_ROWS_PER_THREAD = 8192
 
 
-def _cluster_sums(
+def cluster_sums(
     X: np.ndarray, labels: np.ndarray, k: int, weights: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per-cluster Σ w x and Σ w for given labels: one sparse (k × n)·(n × d) product, no loop."""
@@ -149,7 +149,7 @@ def lloyd_statistics(
             raise ValueError(f"X (n, d) and centers (k, d) must agree, got {X.shape}, {C.shape}")
         return np.zeros_like(C), np.zeros(C.shape[0])
     labels, _ = nearest_center(X, C, x_sq=x_sq, block_rows=_BLOCK_ROWS)
-    return _cluster_sums(X, labels, C.shape[0], weights)
+    return cluster_sums(X, labels, C.shape[0], weights)
 
 
 def noisy_lloyd_update(
@@ -253,7 +253,7 @@ def dp_lloyd(
 
     pool = ThreadPoolExecutor(n_chunks) if n_chunks > 1 else None
     try:
-        with _blas_controller().limit(limits=1, user_api="blas"):
+        with single_threaded_blas():
             for _ in range(int(n_iter)):
                 if pool is None:
                     sums, counts = stats(centers, chunks[0])
@@ -269,12 +269,6 @@ def dp_lloyd(
         if pool is not None:
             pool.shutdown()
     return history
-
-
-@functools.cache
-def _blas_controller() -> ThreadpoolController:
-    """One threadpoolctl controller (building it scans the loaded libraries: ≈ 10 ms)."""
-    return ThreadpoolController()
 
 
 def random_ball_centers(

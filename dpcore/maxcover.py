@@ -54,7 +54,7 @@ from scipy import sparse, special
 from scipy.spatial import cKDTree
 
 from dpcore.geometry import clip_to_ball, nearest_center
-from dpcore.lloyd import _cluster_sums, lloyd_statistics
+from dpcore.lloyd import cluster_sums, lloyd_statistics
 from dpcore.noise import exponential_mechanism, gaussian, laplace
 from dpcore.privacy import ApproxDP, Guarantee, compose
 from dpcore.rng import RNGLike, as_generator
@@ -291,7 +291,7 @@ def noisy_cluster_averages(
     """
     X = np.asarray(X, dtype=float)
     labels = np.asarray(labels, dtype=np.int64)
-    sums, counts = _cluster_sums(X, labels, n_clusters, None)
+    sums, counts = cluster_sums(X, labels, n_clusters, None)
     return _noisy_averages_from_statistics(
         sums, counts, radius=radius, epsilon=epsilon, delta=delta, rng=rng
     )

@@ -43,10 +43,10 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from dpcore.geometry import nearest_center, row_norms, squared_distances
-from dpcore.lloyd import _blas_controller  # the shared threadpoolctl controller
 from dpcore.noise import gaussian, gaussian_sigma_zcdp
 from dpcore.privacy import ZCDP, ApproxDP, Guarantee, compose
 from dpcore.rng import RNGLike, as_generator
+from dpcore.threads import single_threaded_blas
 
 from .averaging import find_diam, friendly_avg, noisy_size_lower, rho_for_epsilon
 from .counting import match_counts, match_permutation, ordered_tuple_counts
@@ -278,7 +278,7 @@ class FriendlyCoreKMeans:
         perm = gen.permutation(n)
         parts = X[perm[: t * m]].reshape(t, m, d)
         # Small per-part BLAS/LAPACK calls run far faster single-threaded on a busy machine.
-        with _blas_controller().limit(limits=1, user_api="blas"):
+        with single_threaded_blas():
             if isinstance(self.oracle, str) and self.oracle in _BATCHED:
                 self.tuples_ = _BATCHED[self.oracle](parts, k, gen)
             else:

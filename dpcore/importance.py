@@ -572,10 +572,22 @@ def coreset_probabilities(
             f"(n={n}, lam={lam:g}, mean squared norm {x_tilde:.6g}); the largest feasible "
             f"sample_size is {math.floor(m_max * (1 - 1e-12)):d}"
         )
-    uniform = lam * m / n
+    return coreset_q(sq, sample_size=m, n=n, mean_sq_norm=x_tilde, lam=lam)
+
+
+def coreset_q(
+    sq_norms: np.ndarray, *, sample_size: float, n: int, mean_sq_norm: float, lam: float
+) -> np.ndarray:
+    """The formula of q_core (spec §5.2) for given squared norms and *given* n and x̃.
+
+    :func:`coreset_probabilities` computes n and x̃ from its array; the distributed path
+    (:mod:`dpcore.scale`) passes the global values to each partition. Capped at 1.
+    """
+    sq_norms = np.asarray(sq_norms, dtype=float)
+    uniform = lam * sample_size / n
     if lam == 1:
-        return np.full(n, uniform)
-    return np.minimum(uniform + (1.0 - lam) * m * sq / (n * x_tilde), 1.0)
+        return np.full(sq_norms.shape, uniform)
+    return np.minimum(uniform + (1.0 - lam) * sample_size * sq_norms / (n * mean_sq_norm), 1.0)
 
 
 def variance_optimal_probabilities(X, sample_size: float) -> np.ndarray:

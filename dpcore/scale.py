@@ -67,6 +67,7 @@ from dpcore.importance import (
     LloydCalibration,
     calibrate_lloyd,
     coreset_max_sample_size,
+    coreset_q,
     dp_lloyd_noise_scales,
     lloyd_profile,
     poisson_sample,
@@ -197,22 +198,12 @@ def _stats_part(part: Any, index: int, radius: float, center: np.ndarray | None)
     return M.shape[0], M.shape[1], float(np.minimum(sq, radius * radius).sum())
 
 
-def _coreset_q(sq_norms: np.ndarray, *, sample_size: float, n: int, mean_sq_norm: float,
-               lam: float) -> np.ndarray:
-    """q_core of spec §5.2 with the *global* n and x̃ (one partition sees only its own rows).
-
-    Same formula as :func:`dpcore.importance.coreset_probabilities`, which computes n and x̃
-    from the array it is given; tests check the two agree on a single partition.
-    """
-    return lam * sample_size / n + (1.0 - lam) * sample_size * sq_norms / (n * mean_sq_norm)
-
-
 def _probabilities(sq_clipped: np.ndarray, spec: dict) -> np.ndarray:
     """q of each row from its squared clipped norm and the public constants in ``spec``.
 
     * ``uniform``: :func:`~dpcore.importance.uniform_probabilities` on the partition's share
       of m (= m/n);
-    * ``coreset``: q_core with the global n and x̃ (:func:`_coreset_q`);
+    * ``coreset``: q_core with the global n and x̃ (:func:`~dpcore.importance.coreset_q`);
     * ``privacy``: 1/w of :func:`~dpcore.importance.privacy_constrained_weights` for the
       DP-Lloyd profile (:func:`~dpcore.importance.lloyd_profile`) at the target ε*, with the
       data-independent noise ("sampling for free", Theorem 10): a function of x alone.
@@ -223,7 +214,7 @@ def _probabilities(sq_clipped: np.ndarray, spec: dict) -> np.ndarray:
     if spec["kind"] == "uniform":
         return uniform_probabilities(n_part, spec["m"] * n_part / spec["n"])
     if spec["kind"] == "coreset":
-        return _coreset_q(sq_clipped, sample_size=spec["m"], n=spec["n"],
+        return coreset_q(sq_clipped, sample_size=spec["m"], n=spec["n"],
                           mean_sq_norm=spec["x_tilde"], lam=spec["lam"])
     slopes = lloyd_profile(np.sqrt(sq_clipped), beta_sum=spec["beta_sum"],
                            beta_count=spec["beta_count"], n_iter=spec["n_iter"]).slopes

@@ -53,7 +53,7 @@ def global_q(X, m, lam=0.5):
 def test_partition_probabilities_equal_the_in_memory_function():
     X = two_scale_data()
     sq = np.einsum("ij,ij->i", X, X)
-    q = scale._coreset_q(sq, sample_size=150, n=len(X), mean_sq_norm=sq.mean(), lam=0.3)
+    q = importance.coreset_q(sq, sample_size=150, n=len(X), mean_sq_norm=sq.mean(), lam=0.3)
     np.testing.assert_allclose(q, importance.coreset_probabilities(X, 150, lam=0.3), rtol=1e-13)
 
 
@@ -144,7 +144,7 @@ def test_sample_invariants_for_any_partitioning(n, chunk, m_frac, lam, seed):
     assert S.partition_rows.sum() == n and len(S.partition_rows) == A.numblocks[0]
     assert S.size == len(S.X) == len(S.weights) == len(np.unique(S.indices))
     np.testing.assert_array_equal(S.X, Xc[S.indices])
-    q = scale._coreset_q(sq, sample_size=m, n=n, mean_sq_norm=x_tilde, lam=lam)
+    q = importance.coreset_q(sq, sample_size=m, n=n, mean_sq_norm=x_tilde, lam=lam)
     np.testing.assert_allclose(S.weights, 1 / q[S.indices], rtol=1e-12)
 
 

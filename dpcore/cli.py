@@ -298,9 +298,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def app_path() -> Path:
     """``app.py`` of the checkout this package is installed from (editable install)."""
-    import dpcore
+    from dpcore.datasets import REPO_ROOT
 
-    return Path(dpcore.__file__).resolve().parents[1] / "app.py"
+    return REPO_ROOT / "app.py"
 
 
 def cmd_app(args: argparse.Namespace) -> int:

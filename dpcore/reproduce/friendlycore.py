@@ -32,6 +32,7 @@ from scipy import stats
 from scipy.optimize import linear_sum_assignment
 
 from dpcore.coinpress import coinpress_mean, gaussian_mean
+from dpcore.datasets import REPO_ROOT
 from dpcore.evaluate import kmeans_cost
 from dpcore.friendlycore import FriendlyCoreKMeans, friendly_mean
 from dpcore.privacy import PrivacyLeakWarning
@@ -54,7 +55,7 @@ __all__ = [
     "main",
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 REPORT_DIR = ROOT / "docs" / "reproduction"
 REPORT_NAME = "friendlycore.md"
 RHO, DELTA = 1.0, 1e-8

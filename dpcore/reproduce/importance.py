@@ -48,7 +48,7 @@ import plotly.graph_objects as go
 from scipy import optimize, stats
 from threadpoolctl import threadpool_limits
 
-from dpcore.datasets import data_dir
+from dpcore.datasets import REPO_ROOT, data_dir
 from dpcore.evaluate import kmeans_cost
 from dpcore.importance import (
     amplified_epsilon,
@@ -95,7 +95,7 @@ K, T = 25, 10
 LABEL = {"uniform": "unif", "coreset": "core", "privacy": "opt", None: "full"}
 #: The paper's plot colours (colour-blind palette, prior_art §1).
 PAPER_COLORS = {"unif": "#0072B2", "core": "#009E73", "opt": "#E69F00", "full": "#555555"}
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 
 
 # --------------------------------------------------------------------------------------------

@@ -33,12 +33,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpcore.datasets import data_dir, gaussian_mixture
+from dpcore.datasets import REPO_ROOT, data_dir, gaussian_mixture
 from dpcore.evaluate import kmeans_cost
 from dpcore.maxcover import MaxCoverKMeans
 from dpcore.reproduce._report import markdown_table
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 DOCS = ROOT / "docs" / "reproduction"
 KS = (2, 6, 10, 14, 18)
 EPSILON = 1.0

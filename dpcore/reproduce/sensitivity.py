@@ -29,6 +29,7 @@ import pandas as pd
 from scipy.special import lambertw
 
 from dpcore import noise, statistics
+from dpcore.datasets import REPO_ROOT
 from dpcore.reproduce._report import markdown_table
 from dpcore.rng import RNGLike, as_generator
 from dpcore.sensitivity import (
@@ -56,7 +57,7 @@ __all__ = [
     "table1",
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 REPORT_DIR = ROOT / "docs" / "reproduction"
 REPORT_NAME = "sensitivity_sampler.md"
 

@@ -1,4 +1,4 @@
-"""Private estimates of the public geometry the mechanisms need (a radius), spending budget.
+"""Private estimates of the public quantities the mechanisms need (a radius, n), spending budget.
 
 Every mechanism in dpcore assumes a public bound ``r`` on ‖x‖₂ (after centring on a public
 centre). When nobody knows one, reading it off the data leaks (``dpcore.data.data_radius`` warns);
@@ -15,11 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpcore.geometry import row_norms
-from dpcore.noise import exponential_mechanism
+from dpcore.noise import exponential_mechanism, laplace
 from dpcore.privacy import PureDP
 from dpcore.rng import RNGLike, as_generator
 
-__all__ = ["PrivateRadius", "private_norm_quantile"]
+__all__ = ["PrivateCount", "PrivateRadius", "private_norm_quantile", "private_row_count"]
 
 
 @dataclass(frozen=True)
@@ -77,3 +77,45 @@ def private_norm_quantile(
     scores = -np.abs(counts - quantile * norms.size)
     j = int(exponential_mechanism(scores, epsilon, 1.0, rng=as_generator(rng)))
     return PrivateRadius(float(candidates[j]), float(quantile), candidates, PureDP(epsilon))
+
+
+@dataclass(frozen=True)
+class PrivateCount:
+    """A privately estimated row count, a public ±``half_width`` interval, and its cost."""
+
+    value: int
+    half_width: float
+    confidence: float
+    privacy_: PureDP
+
+
+def private_row_count(
+    n_rows: int, *, epsilon: float, confidence: float = 0.95, rng: RNGLike = None
+) -> PrivateCount:
+    """ε-DP estimate of the number of rows (Laplace mechanism, sensitivity 1).
+
+    Under add/remove neighbours the count changes by exactly 1, so ``n + Lap(1/ε)`` is ε-DP
+    (Dwork et al. 2006); rounding and clamping at 0 are post-processing. ``half_width`` is the
+    public ``confidence`` quantile of |Lap(1/ε)|, ``log(1/(1 − confidence))/ε``, so the true n lies
+    within ``value ± half_width`` with that probability (before clamping).
+
+    Parameters
+    ----------
+    n_rows : int
+        The true count (private; only its noisy version leaves).
+    epsilon : float
+        Budget of this estimate (finite, > 0).
+    confidence : float
+        Coverage of the reported interval, in (0, 1).
+    rng : None, int or numpy.random.Generator
+        Noise source.
+    """
+    if not (isinstance(epsilon, int | float) and math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    if not (0 < confidence < 1):
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if int(n_rows) < 0:
+        raise ValueError(f"n_rows must be ≥ 0, got {n_rows!r}")
+    noisy = float(n_rows) + float(laplace(1.0 / epsilon, rng=as_generator(rng)))
+    half = math.log(1.0 / (1.0 - confidence)) / epsilon
+    return PrivateCount(max(round(noisy), 0), half, float(confidence), PureDP(epsilon))

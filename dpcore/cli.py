@@ -10,6 +10,9 @@
     dpcore sample parts/ --radius 10 --sample-size 50000 --out sample.parquet   # Dask
     dpcore reproduce importance --quick           # or: dpcore reproduce all
     dpcore app --port 8501                        # the Streamlit dashboard
+    dpcore app --private data.csv --schema schema.json --budget 2,1e-6   # curator deployment
+    dpcore run dplloyd data.csv --schema schema.json --budget 2,1e-6 -k 5 --epsilon 0.5
+    dpcore ledger show|export|reset [--ledger-dir D] [--key KEY]        # the lasting ledger
 
 Results (released values and the guarantee) go to ``--out`` as JSON or CSV, a short summary to
 stdout, progress and warnings to stderr. Bad input ends with exit status 2 and a one-line
@@ -22,6 +25,7 @@ import argparse
 import contextlib
 import importlib
 import json
+import os
 import pkgutil
 import subprocess
 import sys
@@ -310,14 +314,59 @@ def cmd_app(args: argparse.Namespace) -> int:
                        "(install dpcore editable from the repository: pip install -e .)")
     cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
            "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    env = dict(os.environ)
+    if args.private or args.schema or args.budget:
+        from dpcore.curator import curator_env
+
+        env |= curator_env(args.private, args.schema, args.budget, args.ledger_dir)
+        _progress(args, "curator deployment: locked in release mode on "
+                        f"{Path(args.private).name} (budget {args.budget})")
     print(f"dpcore dashboard: http://localhost:{args.port}", file=sys.stderr, flush=True)
     if args.dry_run:
         print(" ".join(cmd))
         return 0
     try:
-        return subprocess.call(cmd, cwd=app.parent)
+        return subprocess.call(cmd, cwd=app.parent, env=env)
     except KeyboardInterrupt:
         return 0
+
+
+def cmd_ledger(args: argparse.Namespace) -> int:
+    """Curator actions on the lasting ledger: show, export (JSON), reset."""
+    from dpcore.ledger import LastingLedger, list_ledgers
+
+    books = list_ledgers(args.ledger_dir)
+    if args.key:
+        books = [b for b in books if b["key"] == args.key]
+        if not books:
+            raise CLIError(f"--key {args.key!r}: no such data set in the ledger directory")
+    if args.action == "show":
+        if not books:
+            print("no ledger yet")
+        for b in books:
+            print(f"{b['key']}  {b['name'] or '(unnamed)'}: {b['entries']} release(s); budget "
+                  f"{b['budget']}; spent {b['total']}; remaining {b['remaining']}")
+        return 0
+    if args.action == "export":
+        docs = []
+        for b in books:
+            doc = json.loads(LastingLedger(b["key"], directory=args.ledger_dir).to_json())
+            docs.append({"key": b["key"], "name": b["name"]} | doc)
+        text = json.dumps(docs[0] if args.key else docs, indent=2)
+        if args.out:
+            _check_out(args.out, (".json",))
+            Path(args.out).write_text(text + "\n")
+        else:
+            print(text)
+        return 0
+    # reset
+    if not args.key:
+        raise CLIError("reset needs --key (see `dpcore ledger show`)")
+    if not args.yes:
+        raise CLIError("reset forgets the record, not the releases: confirm with --yes")
+    n = LastingLedger(args.key, directory=args.ledger_dir).reset()
+    _progress(args, f"reset {args.key}: {n} entr{'y' if n == 1 else 'ies'} removed")
+    return 0
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
@@ -425,7 +474,22 @@ def build_parser() -> argparse.ArgumentParser:
     app = sub.add_parser("app", parents=[quiet], help="start the dashboard")
     app.add_argument("--port", type=int, default=8501)
     app.add_argument("--dry-run", action="store_true", help="print the command only")
+    cur = app.add_argument_group("curator deployment (locked in release mode)")
+    cur.add_argument("--private", metavar="DATA", help="the private table (CSV, Parquet, …)")
+    cur.add_argument("--schema", metavar="SCHEMA.json", help="its public description")
+    cur.add_argument("--budget", metavar="EPS[,DELTA[,GAMMA]]", help="its total budget")
+    cur.add_argument("--ledger-dir", help="lasting ledger directory (default "
+                     "$DPCORE_LEDGER_DIR or ~/.local/share/dpcore/ledger)")
     app.set_defaults(func=cmd_app)
+
+    led = sub.add_parser("ledger", parents=[quiet], help="the lasting privacy ledger (curator)")
+    led.add_argument("action", choices=["show", "export", "reset"])
+    led.add_argument("--ledger-dir", help="ledger directory (default $DPCORE_LEDGER_DIR or "
+                     "~/.local/share/dpcore/ledger)")
+    led.add_argument("--key", help="one data set (its key, from `dpcore ledger show`)")
+    led.add_argument("--out", help="export: write JSON to this file")
+    led.add_argument("--yes", action="store_true", help="reset: confirm")
+    led.set_defaults(func=cmd_ledger)
     return parser
 
 

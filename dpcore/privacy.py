@@ -39,6 +39,7 @@ __all__ = [
     "RandomDP",
     "ZCDP",
     "compose",
+    "guarantee_from_dict",
     "zcdp_to_epsilon",
 ]
 
@@ -260,6 +261,19 @@ def compose(*guarantees: Guarantee) -> Guarantee:
     return PureDP(eps)
 
 
+_KINDS: dict[str, type] = {"PureDP": PureDP, "ApproxDP": ApproxDP, "ZCDP": ZCDP,
+                           "RandomDP": RandomDP}
+
+
+def guarantee_from_dict(d: dict[str, Any]) -> Guarantee:
+    """Inverse of ``Guarantee.as_dict()`` (e.g. a guarantee stored by the lasting ledger)."""
+    try:
+        cls = _KINDS[d["type"]]
+    except (KeyError, TypeError):
+        raise ValueError(f"not a stored privacy guarantee: {d!r}") from None
+    return cls(**{k: v for k, v in d.items() if k != "type"})
+
+
 # Composed δ or γ are capped just below 1 so a sum stays a valid (if vacuous) guarantee.
 _ONE_MINUS = math.nextafter(1.0, 0.0)
 _REL_TOL = 1e-9
@@ -314,6 +328,17 @@ class PrivacyLedger:
             raise TypeError(f"budget must be a privacy guarantee, got {budget!r}")
         self.budget: Guarantee = budget
         self._entries: list[LedgerEntry] = []
+
+    @classmethod
+    def from_entries(cls, budget: Guarantee, entries: list[LedgerEntry]) -> PrivacyLedger:
+        """A ledger holding ``entries`` as already recorded (e.g. read back from SQLite).
+
+        They are not re-checked one by one: :meth:`spend` checks the composed total of all of
+        them with the new release, which is what matters.
+        """
+        led = cls(budget)
+        led._entries = list(entries)
+        return led
 
     @property
     def entries(self) -> list[LedgerEntry]:

@@ -1,0 +1,144 @@
+"""The release door (dpcore.release): plan from public inputs, charge before computing, ⊥ with a
+fixed message on any failure, refusal of parameters read off the data, OS randomness only."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpcore.release as release_mod
+from dpcore.privacy import ApproxDP, BudgetExceededError, PrivacyLeakWarning, PrivacyLedger, PureDP
+from dpcore.release import FAILED, ReleaseDoor, ReleaseRefused
+from dpcore.runconfig import MECHANISMS, Mechanism, register
+from dpcore.schema import PublicDescription
+
+DESC = PublicDescription(["a", "b"], lower=[-1, -1], upper=[1, 1], n=300)
+
+
+def _table(n: int = 300, seed: int = 0) -> pd.DataFrame:
+    return pd.DataFrame(np.random.default_rng(seed).uniform(-1, 1, (n, 2)), columns=["a", "b"])
+
+
+def _door(budget=None, desc=DESC, n=300) -> ReleaseDoor:
+    return ReleaseDoor(_table(n), desc, PrivacyLedger(budget or ApproxDP(5.0, 1e-5)))
+
+
+@pytest.fixture
+def toy_mechanism():
+    """A mechanism whose behaviour on the private rows the test chooses."""
+    state = {"fail_on_private": False, "leak_on_private": False, "guarantee": PureDP(0.5)}
+
+    def target(X, *, epsilon: float, radius: float, rng=None):  # signature only
+        raise NotImplementedError
+
+    def run(X, rng, *, epsilon, radius):
+        private = X.shape[0] != 2000 and X.shape[0] != 1999 and not np.allclose(
+            X[:3], release_mod.ReleaseDoor.proxy(door_stub, X.shape[0])[:3])
+        if private and state["fail_on_private"]:
+            raise ValueError(f"mean squared norm is {np.mean(X ** 2):.5f}")  # data-derived text
+        if private and state["leak_on_private"]:
+            warnings.warn("read n off the data", PrivacyLeakWarning, stacklevel=1)
+        g = state["guarantee"] if private else PureDP(0.5)
+        return {"value": X.mean(axis=0) + rng.laplace(0, 1 / epsilon, X.shape[1])}, g
+
+    door_stub = _door()
+    register(Mechanism("toy_test", target, run, "test only"), replace=True)
+    yield state
+    MECHANISMS.pop("toy_test", None)
+
+
+def test_release_charges_before_and_returns_only_the_output():
+    door = _door()
+    rel = door.release("dplloyd", {"n_clusters": 2, "epsilon": 0.5}, label="centres")
+    assert not rel.failed and set(rel.output) == {"centers"}
+    assert rel.guarantee == PureDP(0.5)
+    (entry,) = door.ledger.entries
+    assert entry.label == "centres" and "seed" not in entry.params and "rng" not in entry.params
+    assert entry.params["radius"] == pytest.approx(np.sqrt(2))  # declared, filled in
+
+
+def test_failure_keeps_the_charge_and_says_nothing_about_the_data(toy_mechanism):
+    toy_mechanism["fail_on_private"] = True
+    door = _door()
+    rel = door.release("toy_test", {"epsilon": 0.5})
+    assert rel.failed and rel.output is None and rel.message == FAILED
+    assert "squared" not in repr(rel)
+    assert len(door.ledger) == 1  # finding 2: a failure is not free
+
+
+def test_leak_warning_on_the_private_run_is_bottom_not_a_warning(toy_mechanism):
+    toy_mechanism["leak_on_private"] = True
+    door = _door()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing may escape the door
+        rel = door.release("toy_test", {"epsilon": 0.5})
+    assert rel.failed and len(door.ledger) == 1
+
+
+def test_guarantee_other_than_planned_is_bottom(toy_mechanism):
+    toy_mechanism["guarantee"] = PureDP(0.7)  # e.g. read off the data
+    rel = _door().release("toy_test", {"epsilon": 0.5})
+    assert rel.failed
+
+
+def test_parameters_read_off_the_data_are_refused_before_any_charge():
+    door = _door()
+    with pytest.raises(ReleaseRefused, match="reads"):  # finding 3: coreset reads n and x̃
+        door.release("dplloyd", {"n_clusters": 2, "epsilon": 0.5, "sampler": "coreset",
+                                 "sample_size": 100})
+    with pytest.raises(ReleaseRefused, match="seed"):  # finding 1
+        door.release("dplloyd", {"n_clusters": 2, "epsilon": 0.5, "seed": 3})
+    assert len(door.ledger) == 0
+
+
+def test_maxcover_gets_the_declared_n():
+    door = _door()
+    rel = door.release("maxcover_kmeans", {"n_clusters": 2, "epsilon": 1.0, "delta": 1e-6})
+    assert door.ledger.entries[0].params["n_public"] == 300
+    assert rel.guarantee == ApproxDP(1.0, 1e-6)
+
+
+def test_multi_part_release_is_checked_as_a_whole():
+    door = _door(PureDP(1.0))
+    parts = [("dplloyd", {"n_clusters": 2, "epsilon": 0.4})] * 3
+    with pytest.raises(BudgetExceededError):
+        door.release_many(parts)
+    assert len(door.ledger) == 0  # finding 7: nothing computed or recorded
+    assert len(door.release_many(parts[:2])) == 2 and len(door.ledger) == 2
+
+
+def test_n_unknown_is_refused_until_estimated_and_charged():
+    desc = PublicDescription(["a", "b"], lower=[-1, -1], upper=[1, 1])
+    door = _door(desc=desc)
+    assert door.n is None
+    with pytest.raises(ReleaseRefused, match="estimate"):
+        door.release("dplloyd", {"n_clusters": 2, "epsilon": 0.5})
+    n_hat = door.estimate_n(0.5)
+    assert abs(n_hat - 300) < 60 and door.n == n_hat and door.n_source == "estimated privately"
+    assert door.ledger.entries[0].guarantee == PureDP(0.5)
+    door.release("dplloyd", {"n_clusters": 2, "epsilon": 0.5})
+    assert len(door.ledger) == 2
+
+
+def test_randomness_is_fresh_unless_a_test_forces_it(monkeypatch):
+    door = _door(PureDP(10.0))
+    p = {"n_clusters": 2, "epsilon": 0.5}
+    a, b = (door.release("dplloyd", p).output["centers"] for _ in range(2))
+    assert not np.allclose(a, b)
+    monkeypatch.setattr(release_mod, "_entropy", lambda: np.random.default_rng(5))
+    a, b = (door.release("dplloyd", p).output["centers"] for _ in range(2))
+    np.testing.assert_array_equal(a, b)
+
+
+def test_prepare_is_per_row_and_never_names_a_value():
+    t = _table(5)
+    t = t.astype(object)
+    t.loc[2, "a"] = "secret-cell"
+    t.loc[3, "b"] = 1e9
+    X = DESC.prepare(t)
+    assert X.shape == (5, 2) and np.all(np.linalg.norm(X, axis=1) <= DESC.radius + 1e-12)
+    assert X[2, 0] == 0.0  # non-numeric cell -> the centre's coordinate
+    assert X[3, 1] == 1.0  # clamped to the box

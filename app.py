@@ -19,8 +19,10 @@ from pages._common import (
     SYNTHETIC,
     UPLOAD,
     budget_from_state,
+    curator,
     current_dataset,
     init_state,
+    is_release_mode,
     ledger,
 )
 
@@ -74,25 +76,57 @@ def _data_label(key: str) -> str:
     return f"Uploaded file {up['name']}" if up else "No file uploaded yet"
 
 
+def budget_sidebar() -> None:
+    """Remaining budget: the lasting ledger of the data set in release mode."""
+    ss = st.session_state
+    led = ledger()
+    locked = curator() is not None or len(led) > 0
+    if curator() is None:
+        with st.expander("Total budget", expanded=False):
+            st.number_input("ε", 0.01, 1000.0, key="budget_eps", disabled=locked, format="%.3g")
+            st.number_input("δ", 0.0, 0.1, key="budget_delta", disabled=locked, format="%.1e")
+            st.number_input("γ (random DP)", 0.0, 0.5, key="budget_gamma", disabled=locked,
+                            format="%.3g", help="Only the sensitivity sampler spends γ.")
+            if locked:
+                st.caption("This data set's ledger holds releases: its budget is fixed (reset "
+                           "the ledger to change it).")
+        if not is_release_mode() and budget_from_state() != led.budget:
+            ss["ledger"] = led = PrivacyLedger(budget_from_state())
+    remaining = led.remaining()
+    spent_eps = led.budget.epsilon - remaining.epsilon
+    n = len(led)
+    st.metric("Budget remaining", f"ε {remaining.epsilon:.3g}",
+              delta=f"-{spent_eps:.3g} spent in {n} release(s)" if n else None,
+              delta_color="off")
+    st.progress(min(max(spent_eps / led.budget.epsilon, 0.0), 1.0) if led.budget.epsilon else 0.0)
+
+
 def sidebar() -> None:
     ss = st.session_state
-    # No format_func: with bind="query-params" the URL holds the formatted label.
-    st.selectbox("Data set", DATA_KEYS, key="data", bind="query-params",
-                 help="cities / earthquakes: bundled samples; mixture: the papers' synthetic "
-                      "Gaussian mixture; upload: your own table (Data page).")
-    ds = current_dataset()
-    st.caption(_data_label(ss.get("data") or DATA_KEYS[0]))
-    if ds is not None:
-        radius = "not declared" if ds.radius is None else f"{ds.radius:.4g}"
-        st.caption(f"{ds.n:,} rows × {ds.d} columns ({', '.join(ds.columns[:4])}"
-                   f"{'…' if ds.d > 4 else ''}); radius {radius}")
-    elif ss.get("data") == UPLOAD:
-        st.caption("Upload a file on the Data page.")
-
-    st.radio("Mode", ["explore", "release"], key="mode", horizontal=True, bind="query-params",
-             help="explore: the data are treated as public or demo data and raw views are shown "
-                  "(labelled as not private). release: only DP outputs are shown, previews use a "
-                  "synthetic proxy, and every release is recorded in the ledger.")
+    dep = curator()
+    if dep is not None:  # locked: no data choice, no explore mode, no seed, no reset
+        st.caption("Private data set (curator deployment): release mode only. Every release is "
+                   "charged to its lasting ledger.")
+    else:
+        # No format_func: with bind="query-params" the URL holds the formatted label.
+        st.selectbox("Data set", DATA_KEYS, key="data", bind="query-params",
+                     help="cities / earthquakes: bundled samples; mixture: the papers' synthetic "
+                          "Gaussian mixture; upload: your own table (Data page).")
+        st.caption(_data_label(ss.get("data") or DATA_KEYS[0]))
+        if not is_release_mode():  # release mode shows only the public description
+            ds = current_dataset()
+            if ds is not None:
+                radius = "not declared" if ds.radius is None else f"{ds.radius:.4g}"
+                st.caption(f"{ds.n:,} rows × {ds.d} columns ({', '.join(ds.columns[:4])}"
+                           f"{'…' if ds.d > 4 else ''}); radius {radius}")
+            elif ss.get("data") == UPLOAD:
+                st.caption("Upload a file on the Data page.")
+        st.radio("Mode", ["explore", "release"], key="mode", horizontal=True,
+                 bind="query-params",
+                 help="explore: the data are treated as public or demo data and raw views are "
+                      "shown (labelled as not private). release: only DP outputs are shown, "
+                      "previews use a synthetic proxy, and every release is recorded in the "
+                      "lasting ledger.")
 
     st.select_slider("ε per release", EPSILON_GRID, value=1.0, key="eps", bind="query-params",
                      help="ε ≤ 1: strong privacy; 1–5: moderate; above 5: weak. The "
@@ -102,27 +136,11 @@ def sidebar() -> None:
                    "allows.]")
     c1, c2 = st.columns(2)
     c1.number_input("k (clusters)", 1, 50, value=5, key="k", bind="query-params")
-    c2.number_input("Seed", 0, 2**31 - 1, value=0, key="seed", bind="query-params",
-                    help="Seeds explore-mode noise, so a shared URL shows the same draw. "
-                         "Releases always draw fresh noise (seed recorded in their configuration).")
-
-    led: PrivacyLedger = ledger()
-    locked = len(led) > 0
-    with st.expander("Total budget", expanded=False):
-        st.number_input("ε", 0.01, 1000.0, key="budget_eps", disabled=locked, format="%.3g")
-        st.number_input("δ", 0.0, 0.1, key="budget_delta", disabled=locked, format="%.1e")
-        st.number_input("γ (random DP)", 0.0, 0.5, key="budget_gamma", disabled=locked,
-                        format="%.3g", help="Only the sensitivity sampler spends γ.")
-        if locked:
-            st.caption("Reset the ledger to change the budget.")
-    if not locked and budget_from_state() != led.budget:
-        ss["ledger"] = led = PrivacyLedger(budget_from_state())
-    remaining = led.remaining()
-    spent_eps = led.budget.epsilon - remaining.epsilon
-    st.metric("Budget remaining", f"ε {remaining.epsilon:.3g}",
-              delta=f"-{spent_eps:.3g} spent in {len(led)} release(s)" if len(led) else None,
-              delta_color="off")
-    st.progress(min(max(spent_eps / led.budget.epsilon, 0.0), 1.0) if led.budget.epsilon else 0.0)
+    if not is_release_mode():  # releases draw OS randomness: no seed exists for them
+        c2.number_input("Seed", 0, 2**31 - 1, value=0, key="seed", bind="query-params",
+                        help="Seeds explore-mode noise, so a shared URL shows the same draw. "
+                             "Releases draw fresh randomness and have no seed.")
+    budget_sidebar()
 
 
 st.set_page_config(page_title="dpcore: private clustering explorer", page_icon=":material/lock:",

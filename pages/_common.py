@@ -16,9 +16,9 @@ import streamlit as st
 
 from dpcore.data import DataError, load_table, numeric_columns
 from dpcore.datasets import SAMPLE_DATASETS, load_sample
-from dpcore.privacy import ApproxDP, BudgetExceededError, PrivacyLedger, RandomDP
+from dpcore.privacy import ApproxDP, PrivacyLedger, RandomDP
 from dpcore.runconfig import make_config, mixture_frame, mixture_source, prepare_matrix
-from dpcore.ui_state import box_geometry, explore_seed, fingerprint, fresh_seed, synthetic_proxy
+from dpcore.ui_state import box_geometry, explore_seed, fingerprint, synthetic_proxy
 
 SYNTHETIC = "mixture"
 UPLOAD = "upload"
@@ -71,12 +71,105 @@ def budget_from_state():
     return RandomDP(eps, delta, gamma) if gamma > 0 else ApproxDP(eps, delta)
 
 
-def ledger() -> PrivacyLedger:
+def ledger():
+    """Release mode: the lasting ledger of the data set in use (every session, reload and
+    restart sees it). Explore mode records nothing: the session's empty ledger."""
+    if is_release_mode():
+        door = release_door()
+        if door is not None:
+            return door.ledger
     return st.session_state["ledger"]
 
 
+def curator():
+    """The curator deployment the server was started with (``dpcore app --private``), or None."""
+    from dpcore.curator import deployment_from_env
+
+    return deployment_from_env()
+
+
 def is_release_mode() -> bool:
-    return st.session_state.get("mode") == "release"
+    """A curator deployment is always in release mode; otherwise the sidebar's choice."""
+    return curator() is not None or st.session_state.get("mode") == "release"
+
+
+@st.cache_resource(show_spinner="Opening the private data set…")
+def _curator_door(data: str, schema: str, budget: str, ledger_dir: str):
+    from dpcore.curator import open_door
+
+    return open_door(data, schema, budget, ledger_dir or None)
+
+
+# Radii a release may use: declared, public by construction, or estimated privately *and charged*
+# (a radius read off the data, or estimated in explore mode without a charge, is not one).
+_PUBLIC_RADIUS = ("declared by you", "public bounds", "generator parameters",
+                  "estimated privately and charged")
+
+
+def public_description(key: str, df: pd.DataFrame):
+    """The public description of a (non-curator) data key, or None without a public radius."""
+    from dpcore.schema import PublicDescription
+
+    sp = spec(key, df)
+    if sp["radius"] is None or not str(sp["radius_from"]).startswith(_PUBLIC_RADIUS):
+        return None
+    # The bundled samples and the synthetic mixture are public tables: their n is public too.
+    n = len(df) if key != UPLOAD else None
+    return PublicDescription(columns=list(sp["columns"]), center=sp["center"],
+                             radius=sp["radius"], n=n)
+
+
+def release_door():
+    """The :class:`dpcore.release.ReleaseDoor` of the data in use (release mode), or None with
+    the reason shown. The only object through which a release-mode page reaches the data."""
+    import os
+    import sys
+
+    from dpcore.curator import ENV
+
+    dep = curator()
+    if dep is not None:
+        try:
+            return _curator_door(str(dep.data), str(dep.schema), os.environ[ENV["budget"]],
+                                 str(dep.ledger_dir or ""))
+        except Exception as exc:  # the reason goes to the curator's terminal, not the page
+            print(f"dpcore: the private data set cannot be opened: {exc}", file=sys.stderr)
+            st.error("The private data set cannot be opened; the curator sees why in the "
+                     "server log.")
+            return None
+    from dpcore.ledger import LastingLedger, dataset_key
+    from dpcore.release import ReleaseDoor
+
+    key = st.session_state.get("data") or DATA_KEYS[0]
+    df, _, title = raw_frame(key)
+    if df is None:
+        st.info("No data set: pick a sample in the sidebar, or upload a file in explore mode.")
+        return None
+    try:
+        desc = public_description(key, df)
+    except ValueError:
+        desc = None
+    if desc is None:
+        st.warning("Release mode needs a public radius declared by you (or from public bounds): "
+                   "declare it on the Data page in explore mode. A radius suggested from the "
+                   "data, or estimated there without a charge, cannot be used.")
+        return None
+    budget = budget_from_state()
+    memo_key = (key, id(df) if key == UPLOAD else title, desc.to_json(None), str(budget))
+    memo = st.session_state.get("_door")
+    if memo is not None and memo[0] == memo_key:
+        return memo[1]
+    try:
+        dkey = dataset_key(df, desc)
+    except TypeError:  # unhashable cells: fall back to the text of the table
+        dkey = dataset_key(df.astype(str), desc)
+    try:
+        led = LastingLedger(dkey, budget, name=title)
+    except ValueError:  # this data set's ledger already holds releases: its budget stands
+        led = LastingLedger(dkey, name=title)
+    door = ReleaseDoor(df, desc, led)
+    st.session_state["_door"] = (memo_key, door)
+    return door
 
 
 # ------------------------------------------------------------------------------------------------
@@ -194,6 +287,7 @@ def current_dataset() -> Dataset | None:
         X = prepare_matrix(df, columns=sp["columns"], radius=sp["radius"], center=sp["center"])
     except DataError as exc:
         st.session_state["_prepared"] = None
+        # Explore only: in release mode pages never prepare the table (the door does).
         st.error(f"The chosen columns cannot be used: {exc}")
         return None
     ds = Dataset(key=key, source=source, title=title, df=df, columns=list(sp["columns"]),
@@ -237,10 +331,10 @@ def upload_file(uploaded) -> None:
     st.session_state["data"] = UPLOAD
 
 
-def proxy_points(ds: Dataset) -> np.ndarray:
-    """Release-mode stand-in: same n and d, inside the declared ball (public inputs only)."""
+def proxy_points(ds: Dataset, n: int = 2000) -> np.ndarray:
+    """A public stand-in of ``n`` rows (a fixed number, not the table's) inside the radius."""
     radius = ds.radius if ds.radius is not None else 1.0
-    return _proxy(ds.n, ds.d, float(radius))
+    return _proxy(int(n), ds.d, float(radius))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -273,26 +367,6 @@ def new_draw_button(page: str) -> None:
     st.button("New noise draw", key=f"{page}_redraw", on_click=_bump,
               help="Explore mode reuses the draw of the current seed on every rerun; this "
                    "draws fresh noise (the seed of the draw is in the run configuration).")
-
-
-def release_seed() -> int:
-    """A fresh seed for a release: never shared between two releases."""
-    return fresh_seed()
-
-
-def record_release(label: str, guarantee, config: dict) -> bool:
-    """Spend ``guarantee`` in the ledger; on refusal show why and return False."""
-    try:
-        ledger().spend(label, guarantee, mechanism=config["mechanism"], seed=config["seed"],
-                       params=config["params"], source=config["data"]["source"])
-    except BudgetExceededError as exc:
-        st.error(f"Release refused, nothing was released: {exc}")
-        return False
-    except TypeError as exc:
-        st.error(f"Release refused, nothing was released: {exc}. Random-DP releases need a γ "
-                 "budget: reset the ledger and set γ > 0 in the sidebar.")
-        return False
-    return True
 
 
 def config_for(mechanism: str, params: dict, ds: Dataset, seed: int) -> dict:
@@ -353,52 +427,3 @@ def show_warnings(messages: list[str]) -> None:
     """Warnings a run raised (e.g. PrivacyLeakWarning), shown once each, compactly."""
     for msg in dict.fromkeys(messages):
         st.caption(f":orange[⚠ {msg}]")
-
-
-def release_view(page: str, ds: Dataset, label: str = "DP centres") -> None:
-    """Show the last release of ``page`` (release mode): centres, guarantee, downloads."""
-    from dpcore import plots
-
-    rel = st.session_state["releases"].get(page)
-    if rel is None:
-        st.info("Nothing released from this page yet in this session.")
-        return
-    st.success(f"Released under {rel['guarantee']} (ledger entry {rel['entry']}).")
-    proj = projection(ds)
-    fig = plots.centers_figure(None, {label: proj(rel["values"])}, title=f"Released {label}",
-                               axis_titles=proj.axis_titles,
-                               note="release mode: only the DP output is drawn",
-                               ball=(proj(to_table_units(ds, np.zeros(ds.d)))[0], ds.radius)
-                               if ds.radius is not None else None)
-    show(fig, f"{page}_release_fig")
-    c1, c2 = st.columns(2)
-    with c1:
-        download_csv(matrix_frame(rel["values"], ds.columns), f"{page}_release.csv",
-                     f"{page}_release_csv", label="Released values (CSV)")
-    with c2:
-        download_config(rel["config"], f"{page}_release_config")
-
-
-def release_button(page: str, label: str, run) -> None:
-    """Release button: ``run(seed) -> (values in table units, guarantee, config)``.
-
-    The values are computed with a fresh seed, then the guarantee is spent; if the ledger refuses
-    it the values are discarded unseen (computing on the data releases nothing by itself).
-    """
-    st.caption(f"Budget remaining before this release: {ledger().remaining()}. The release's "
-               "guarantee is composed into the ledger; nothing is shown if it would not fit.")
-    if st.button(f"Release {label}", key=f"{page}_release", type="primary",
-                 icon=":material/lock_open:",
-                 help="Runs the mechanism with fresh randomness and records the release in the "
-                      "ledger; refused if it would exceed the total budget."):
-        seed = release_seed()
-        with st.spinner("Running the mechanism…"):
-            values, guarantee, config = run(seed)
-        if values is None:
-            st.error("The mechanism released nothing (see the message above); no budget spent.")
-            return
-        if record_release(f"{page}: {label}", guarantee, config):
-            st.session_state["releases"][page] = {
-                "values": values, "guarantee": str(guarantee), "config": config,
-                "entry": len(ledger())}
-            st.rerun()  # so the sidebar, drawn before this page, shows the new remaining budget

@@ -17,27 +17,28 @@ from pages._common import (
     init_state,
     is_release_mode,
     keep,
-    ledger,
     new_draw_button,
     projection,
-    record_release,
-    release_seed,
     require_dataset,
     show,
     show_warnings,
     to_table_units,
     view_seed,
 )
+from pages._release import clustering_release_view
 
 init_state()
 ss = st.session_state
 st.title("Clustering: algorithms side by side")
 st.caption("The same data, k and ε for every algorithm; centres drawn over the data, with the "
            "normalised k-means cost (cost / n), the privacy spent and the time of each.")
+if is_release_mode():  # through the release door only (pages/_release.py)
+    clustering_release_view()
+    st.stop()
 ds = require_dataset()
 k, eps = int(ss["k"]), float(ss["eps"])
 algorithms = clustering_algorithms()
-release = is_release_mode()
+release = False
 names = [n for n, a in algorithms.items() if a.private or not release]
 default = [n for n in ("DP-Lloyd", "DP-Lloyd + coreset sampling", "k-means (non-private)")
            if n in names]
@@ -76,48 +77,6 @@ def config_of(out, seed: int):
 
 
 proj = projection(ds)
-if release:
-    if st.button(f"Release centres of {len(chosen)} algorithm(s) at ε = {eps:g} each",
-                 key="clu_release", type="primary", icon=":material/lock_open:"):
-        done = {}
-        for name in chosen:
-            seed = release_seed()
-            out = fit_algorithm(algorithms[name], ds.X, k=k, epsilon=eps, delta=delta,
-                                radius=ds.radius, seed=seed)
-            if out.centers is None:
-                st.error(f"{name}: nothing released ({out.error or out.note}); no budget spent.")
-                continue
-            config = config_of(out, seed)
-            if record_release(f"clustering: {name}", out.guarantee, config):
-                done[name] = {"values": to_table_units(ds, out.centers),
-                              "guarantee": str(out.guarantee), "config": config,
-                              "seconds": out.seconds, "entry": len(ledger())}
-        if done:
-            ss["releases"]["clustering"] = done
-        if done and len(done) == len(chosen):
-            st.rerun()  # the sidebar (drawn first) shows the new remaining budget; on a partial
-            # refusal the page stays as is so its messages remain visible
-    rel = ss["releases"].get("clustering")
-    if not rel:
-        st.info("Nothing released from this page yet in this session.")
-        st.stop()
-    st.dataframe(pd.DataFrame([{"algorithm": n, "guarantee": r["guarantee"],
-                                "seconds": round(r["seconds"], 3), "ledger entry": r["entry"]}
-                               for n, r in rel.items()]), hide_index=True)
-    origin = proj(to_table_units(ds, np.zeros(ds.d)))[0]
-    fig = plots.centers_figure(None, {n: proj(r["values"]) for n, r in rel.items()},
-                               title="Released centres", axis_titles=proj.axis_titles,
-                               note="release mode: only DP outputs are drawn",
-                               ball=(origin, ds.radius))
-    show(fig, "clu_release_fig")
-    rows = [pd.DataFrame(r["values"], columns=ds.columns).assign(algorithm=n)
-            for n, r in rel.items()]
-    download_csv(pd.concat(rows), "released_centers.csv", "clu_rel_csv",
-                 label="Released centres (CSV)")
-    for i, (name, r) in enumerate(rel.items()):
-        st.caption(name)
-        download_config(r["config"], f"clu_rel_cfg_{i}")
-    st.stop()
 
 # ---------------------------------------------------------------- explore mode
 seed = view_seed("clustering")

@@ -10,8 +10,7 @@ import streamlit as st
 
 from dpcore import plots
 from dpcore.data import data_radius, numeric_columns
-from dpcore.privacy import BudgetExceededError
-from dpcore.ui_state import pca_projection
+from dpcore.ui_state import fresh_seed, pca_projection
 from pages._common import (
     EXPLORE_NOTE,
     SYNTHETIC,
@@ -20,15 +19,14 @@ from pages._common import (
     forget_spec,
     init_state,
     is_release_mode,
-    ledger,
     mixture_params,
     proxy_points,
     raw_frame,
-    release_seed,
     show,
     spec,
     upload_file,
 )
+from pages._release import data_release_view
 
 init_state()
 ss = st.session_state
@@ -36,6 +34,9 @@ st.title("Data")
 st.caption("Pick a bundled sample or the synthetic mixture in the sidebar, or upload a table. "
            "Then declare which columns to use and the public centre and radius the privacy "
            "guarantees rely on.")
+if is_release_mode():  # the public description and a proxy only (pages/_release.py)
+    data_release_view()
+    st.stop()
 
 GUIDE = [
     ("pages/importance.py", "see which points importance sampling protects most (paper Fig. 1)"),
@@ -176,18 +177,8 @@ def _private_radius() -> None:
         ss["radius_msg"] = ("error", f"the candidate range needs 0 < lower < upper, got {lo:g}, "
                                      f"{hi:g}")
         return
-    seed = release_seed()
     est = private_norm_quantile(prepare_matrix(df, columns=sp["columns"], center=sp["center"]),
-                                q, epsilon=eps_r, lower=lo, upper=hi, rng=seed)
-    if is_release_mode():
-        cfg = {"mechanism": "private_norm_quantile", "seed": seed, "data": {"source": source},
-               "params": {"quantile": q, "epsilon": eps_r, "lower": lo, "upper": hi}}
-        try:
-            ledger().spend("data: private radius", est.privacy_, mechanism=cfg["mechanism"],
-                           seed=seed, params=cfg["params"], source=source)
-        except BudgetExceededError as exc:
-            ss["radius_msg"] = ("error", f"Release refused, nothing was released: {exc}")
-            return
+                                q, epsilon=eps_r, lower=lo, upper=hi, rng=fresh_seed())
     r = float(f"{est.radius:.4g}")
     ss[f"radius_{key}"] = r
     sp["radius"] = r

@@ -31,14 +31,13 @@ from pages._common import (
     matrix_frame,
     new_draw_button,
     projection,
-    release_button,
-    release_view,
     require_dataset,
     show,
     show_warnings,
     to_table_units,
     view_seed,
 )
+from pages._release import friendlycore_release_view
 
 init_state()
 ss = st.session_state
@@ -47,9 +46,12 @@ st.caption(
     "FriendlyCore keeps the points that have many *friends* (points within distance r) and drops "
     "the rest with a noisy threshold. On the core, a simple noisy average is private with far "
     "less noise than on the raw data, because the core cannot contain far-away outliers.")
+if is_release_mode():  # through the release door only (pages/_release.py)
+    friendlycore_release_view()
+    st.stop()
 ds = require_dataset()
 eps = float(ss["eps"])
-release = is_release_mode()
+release = False
 
 c1, c2, c3, c4 = st.columns(4)
 n_used = c1.number_input("Points used (seeded subsample)", 100, ds.n, value=min(ds.n, 3000),
@@ -107,29 +109,6 @@ def run_core_dp(fp: str, n_used: int, r: float, alpha: float, seed: int, _X) -> 
 def mean_params() -> dict:
     return {"radius": float(r), "epsilon": eps, "delta": float(delta)}
 
-
-def run_release(seed: int):
-    out = mean_once(ds.fp, int(n_used), float(r), eps, float(delta), seed, rows_used(seed))
-    if "error" in out:
-        st.error(out["error"])
-        return None, None, None
-    est = out["estimate"]
-    values = np.empty((0, ds.d)) if est is None else to_table_units(ds, est)
-    return values, out["guarantee"], config_for("friendly_mean", mean_params(), ds, seed)
-
-
-if release:
-    if paradigm == "dp":
-        st.info("Releases use the zCDP paradigm (FC_Avg, Theorem 5.1).")
-    release_button("friendlycore", f"FriendlyCore mean (ε = {eps:g}, δ = {delta:.0e})",
-                   run_release)
-    rel = ss["releases"].get("friendlycore")
-    if rel is not None and np.size(rel["values"]) == 0:
-        st.warning("FriendlyCore released ⊥ (no estimate: the core was too small). The budget "
-                   "is spent: ⊥ is itself an output of the mechanism.")
-    else:
-        release_view("friendlycore", ds, label="private mean")
-    st.stop()
 
 # ---------------------------------------------------------------- explore mode
 seed = view_seed("friendlycore")

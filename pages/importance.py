@@ -27,14 +27,13 @@ from pages._common import (
     matrix_frame,
     new_draw_button,
     projection,
-    release_button,
-    release_view,
     require_dataset,
     show,
     show_warnings,
     to_table_units,
     view_seed,
 )
+from pages._release import importance_release_view
 
 init_state()
 ss = st.session_state
@@ -45,6 +44,9 @@ st.caption(
     "with a small q get most of the protection. *uniform*: q = m/n; *coreset*: q mixes uniform "
     "and distance to the mean; *privacy*: q from Algorithm 1 so that every point's loss meets "
     "the target ε.")
+if is_release_mode():  # through the release door only (pages/_release.py)
+    importance_release_view()
+    st.stop()
 ds = require_dataset()
 k, eps = int(ss["k"]), float(ss["eps"])
 
@@ -86,20 +88,6 @@ def fit_once(fp: str, params_json: str, seed: int, _X: np.ndarray) -> dict:
 fit = st.cache_data(max_entries=16, scope="session",
                     show_spinner="Running importance-sampled DP-Lloyd…")(fit_once)
 
-
-def run_release(seed: int):
-    out = fit_once(ds.fp, json.dumps(params), seed, ds.X)  # never cached: one-off noise
-    if "error" in out:
-        st.error(out["error"])
-        return None, None, None
-    return (to_table_units(ds, out["centers"]), out["guarantee"],
-            config_for("dplloyd", params, ds, seed))
-
-
-if is_release_mode():
-    release_button("importance", f"DP-Lloyd centres (ε = {eps:g})", run_release)
-    release_view("importance", ds)
-    st.stop()
 
 # ---------------------------------------------------------------- explore mode
 seed = view_seed("importance")

@@ -23,14 +23,13 @@ from pages._common import (
     init_state,
     is_release_mode,
     keep,
-    ledger,
     new_draw_button,
-    release_button,
     require_dataset,
     show,
     show_warnings,
     view_seed,
 )
+from pages._release import sensitivity_release_view
 
 init_state()
 ss = st.session_state
@@ -40,9 +39,11 @@ st.caption(
     "drawn from a public distribution (here: uniform in the declared box [-r, r]^d), take the "
     "k-th smallest difference Δ̂, and add noise calibrated to Δ̂. The release is (ε, δ, γ)-random "
     "DP: private except on a γ-fraction of data sets (Theorem 15).")
+if is_release_mode():  # through the release door only (pages/_release.py)
+    sensitivity_release_view()
+    st.stop()
 ds = require_dataset()
 eps = float(ss["eps"])
-release = is_release_mode()
 MENU = ["mean", "median", "trimmed_mean", "quantile", "kmeans_centres", "least_squares", "ridge"]
 menu = [m for m in MENU if m in STATISTICS]
 
@@ -137,28 +138,6 @@ def global_bound(p: dict, n: int) -> float | None:
 def config(seed: int) -> dict | None:
     return config_for("sensitivity", params, ds, seed) if int(n_used) >= ds.n else None
 
-
-if release:
-    if ledger().budget.kind != "RandomDP":
-        st.warning("This release is (ε, δ, γ)-random DP: set γ > 0 in the sidebar's Total budget "
-                   "(with an empty ledger) before releasing, or the ledger will refuse it.")
-
-    def run_release(seed: int):
-        out = run_once(ds.fp, int(n_used), json.dumps(params), seed, rows(seed),
-                       with_truth=False)
-        if "error" in out:
-            st.error(out["error"])
-            return None, None, None
-        cfg_ = config(seed) or config_for("sensitivity", params, ds, seed)
-        return out["value"][None, :], out["guarantee"], cfg_
-
-    release_button("sensitivity", f"{name} (ε = {eps:g})", run_release)
-    rel = ss["releases"].get("sensitivity")
-    if rel is not None:
-        st.success(f"Released {np.round(rel['values'][0], 5).tolist()} under {rel['guarantee']} "
-                   f"(ledger entry {rel['entry']}).")
-        download_config(rel["config"], "sens_release_config")
-    st.stop()
 
 # ---------------------------------------------------------------- explore mode
 seed = view_seed("sensitivity")

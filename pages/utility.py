@@ -24,11 +24,11 @@ from pages._common import (
     init_state,
     is_release_mode,
     keep,
-    proxy_points,
     require_dataset,
     show,
     view_seed,
 )
+from pages._release import proxy_dataset
 
 init_state()
 ss = st.session_state
@@ -36,8 +36,9 @@ st.title("Privacy–utility")
 st.caption("How much accuracy each ε buys: every algorithm is run several times at each ε of a "
            "log-spaced grid; the curves show the median and the interquartile band. Then ask "
            "which ε reaches the error you can accept.")
-ds = require_dataset()
 release = is_release_mode()
+# Release mode: a public proxy of fixed size with the declared radius; the table is never read.
+ds = proxy_dataset() if release else require_dataset()
 algorithms = {n: a for n, a in clustering_algorithms().items() if a.private}
 
 c1, c2 = st.columns([3, 2])
@@ -53,7 +54,7 @@ metric_name = c5.radio("Metric", ["cost / n", "cost ÷ non-private cost"], **kee
                             "by the cost of non-private k-means on the same data (1 = no loss).")
 delta = 1e-6
 if release:
-    X = proxy_points(ds)
+    X = ds.X
     st.info("Release mode: the curves are computed on a synthetic proxy with the data's shape and "
             "declared radius, so they spend no privacy budget and reveal nothing about the data.")
 else:
@@ -106,6 +107,8 @@ if setup.get("data") != ds.fp or setup.get("release") != release:
     st.info("The data or the mode changed since the last sweep: run it again.")
     st.stop()
 table = pd.DataFrame(rows)
+if release:  # no timings in release mode
+    table = table.drop(columns=["seconds"], errors="ignore")
 st.caption(f"Sweep computed for k = {setup.get('k')} on {X.shape[0]:,} points.")
 if not ss.get("pu_done"):
     st.warning(f"Sweep stopped after {len(table)} fits; the curves use the finished ones.")

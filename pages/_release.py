@@ -1,0 +1,334 @@
+"""Release mode of every page: Streamlit views around :class:`dpcore.release.ReleaseDoor`.
+
+Pages keep no release logic: in release mode a page calls one ``*_release_view()`` of this module
+and stops. Everything here reads only public facts (the public description, the ledger, the
+analyst's own widget values) and the door's DP outputs; the DP outputs are drawn inside
+containers keyed ``dpout_…`` (the marking the neighbouring-data leak test reads). Widget limits
+come from the public description, never from the table; no seed, timing, dtype, cell value or
+true n is shown anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpcore.privacy import BudgetExceededError
+from dpcore.release import Release, ReleaseDoor, ReleaseRefused
+
+#: A public proxy of this many rows stands in for the data in release-mode previews and sweeps.
+PROXY_ROWS = 2000
+
+
+def door_or_stop() -> ReleaseDoor:
+    """The release door of the session's private data set; stops the page when there is none."""
+    from pages._common import release_door
+
+    door = release_door()
+    if door is None:
+        st.stop()
+    return door
+
+
+def _show(fig, key: str) -> None:
+    st.plotly_chart(fig, key=key, width="stretch")
+
+
+# ---- n: declared, or estimated privately (charged) -------------------------------------------
+
+
+def n_panel(door: ReleaseDoor, page: str) -> None:
+    """The public n: declared, or a DP estimate (shown as a DP output), or a button to make one."""
+    if door.n_source == "declared":
+        st.caption(f"n = {door.n:,} rows (declared in the public description).")
+        return
+    if door.n is not None:
+        with st.container(key=f"dpout_n_{page}"):
+            st.caption(f"n ≈ {door.n:,} rows (estimated privately, recorded in the ledger).")
+        return
+    st.warning("The number of rows n is private and not declared. Mechanisms need a public n: "
+               "estimate it privately (the estimate is charged once and kept for every session).")
+    c1, c2 = st.columns([1, 2])
+    eps = c1.number_input("ε for estimating n", 0.01, 5.0, value=0.1, format="%.3g",
+                          key=f"{page}_n_eps")
+    if c2.button("Estimate n privately", key=f"{page}_n_estimate", icon=":material/lock_open:"):
+        try:
+            door.estimate_n(float(eps))
+        except (BudgetExceededError, ReleaseRefused, TypeError) as exc:
+            st.error(f"Refused, nothing was charged: {exc}")
+            return
+        st.rerun()
+
+
+# ---- releasing --------------------------------------------------------------------------------
+
+
+def release_control(page: str, label: str, parts: Callable[[], list[tuple[str, dict, str]]]
+                    ) -> None:
+    """The release button of a page: ``parts() -> [(mechanism, params, label), …]``, released
+    through the door as a whole; refusals (public reasons) are shown, nothing else."""
+    from pages._common import ledger
+
+    st.caption(f"Budget remaining before this release: {ledger().remaining()}. The release is "
+               "charged before it is computed; a failure keeps the charge and releases ⊥.")
+    if st.button(f"Release {label}", key=f"{page}_release", type="primary",
+                 icon=":material/lock_open:"):
+        door = door_or_stop()
+        try:
+            todo = parts()
+            out = door.release_many([(m, p) for m, p, _ in todo], labels=[lab for *_, lab in todo])
+        except (ReleaseRefused, BudgetExceededError, TypeError) as exc:
+            st.session_state.setdefault("release_refusals", {})[page] = str(exc)
+        else:
+            st.session_state.setdefault("release_refusals", {}).pop(page, None)
+            st.session_state["releases"][page] = out
+        st.rerun()  # the sidebar, drawn before the page, shows the new remaining budget
+    refusal = st.session_state.get("release_refusals", {}).get(page)
+    if refusal:
+        st.error(f"Release refused, nothing was charged or computed: {refusal}")
+
+
+def releases_of(page: str) -> list[Release]:
+    rel = st.session_state["releases"].get(page)
+    return rel if isinstance(rel, list) else []
+
+
+def show_releases(page: str, door: ReleaseDoor, *, plane: Sequence[str] | None = None) -> None:
+    """The page's last release: guarantees, values, a figure of the centres, downloads.
+
+    All of it is a DP output (or ⊥), drawn in the ``dpout_<page>`` container.
+    """
+    rels = releases_of(page)
+    if not rels:
+        st.info("Nothing released from this page yet in this session.")
+        return
+    cols = list(door.description.columns)
+    with st.container(key=f"dpout_{page}"):
+        for r in rels:
+            if r.failed:
+                st.warning(f"{r.label}: {r.message}")
+            else:
+                st.success(f"{r.label}: released under {r.guarantee}.")
+        centres = {r.label: door.to_table_units(v) for r in rels if not r.failed
+                   for name, v in r.output.items() if v is not None and name in ("centers",
+                                                                                    "mean")}
+        values = {f"{r.label}: {name}": np.atleast_1d(np.asarray(v, float)).ravel().tolist()
+                  for r in rels if not r.failed for name, v in r.output.items()
+                  if v is not None and name not in ("centers", "mean")}
+        for what, v in values.items():
+            st.markdown(f"**{what}** = {np.round(v, 5).tolist()}")
+        if centres:
+            from dpcore import plots
+
+            lo_hi = door.description.box()
+            fig = plots.centers_figure(
+                None, {k: v[:, :2] if v.shape[1] > 1 else np.c_[v, np.zeros(len(v))]
+                       for k, v in centres.items()},
+                title="Released values (table units)",
+                axis_titles=(cols[0], cols[1] if len(cols) > 1 else "(none)"),
+                note="release mode: only DP outputs are drawn",
+                ball=(door.description.center_array()[:2], float(door.radius))
+                if lo_hi is None and door.d == 2 else None)
+            _show(fig, f"dpout_{page}_fig")
+            frame = pd.concat([pd.DataFrame(v, columns=cols).assign(release=k)
+                               for k, v in centres.items()])
+            st.download_button("Released values (CSV)", frame.to_csv(index=False),
+                               file_name=f"{page}_release.csv", mime="text/csv",
+                               key=f"dpout_{page}_csv", on_click="ignore",
+                               icon=":material/download:")
+    st.download_button(
+        "Release request (JSON)", json.dumps(release_request(door, page), indent=2),
+        file_name=f"{page}_release_request.json", mime="application/json",
+        key=f"{page}_request_json", on_click="ignore", icon=":material/download:",
+        help="The public description and the mechanisms' public parameters (no seed: releases "
+             "draw fresh randomness from the operating system).")
+
+
+def release_request(door: ReleaseDoor, page: str) -> dict[str, Any]:
+    """What was asked (public): description, mechanisms, parameters, guarantees. No seed."""
+    return {"schema": door.description.to_dict(),
+            "releases": [{"label": r.label, "guarantee": r.guarantee.as_dict()}
+                         for r in releases_of(page)]}
+
+
+# ---- the pages' release views ------------------------------------------------------------------
+
+
+def _header(door: ReleaseDoor, page: str) -> None:
+    st.caption("Release mode: only differentially private outputs are shown; every release is "
+               "charged to the lasting ledger before it is computed.")
+    n_panel(door, page)
+
+
+def _eps_k() -> tuple[float, int]:
+    ss = st.session_state
+    return float(ss.get("eps", 1.0)), int(ss.get("k", 5))
+
+
+def data_release_view() -> None:
+    """The Data page: the public description and a synthetic proxy; no row of the table."""
+    door = door_or_stop()
+    desc = door.description
+    _header(door, "data")
+    rows = [{"column": c,
+             "lower": None if desc.lower is None else desc.lower[j],
+             "upper": None if desc.upper is None else desc.upper[j],
+             "centre": desc.center_array()[j]} for j, c in enumerate(desc.columns)]
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    st.caption(f"Radius (public bound on ‖x − centre‖): {desc.radius:.4g}."
+               if desc.radius is not None else "No radius declared.")
+    st.info("The preview is a synthetic proxy drawn inside the declared bounds, not your data; "
+            "only DP outputs of the mechanisms are released.")
+    from dpcore import plots
+
+    P = door.to_table_units(door.proxy(PROXY_ROWS))
+    fig = plots.points_figure(P[:, :2] if door.d > 1 else np.c_[P, np.zeros(len(P))],
+                              title=f"Synthetic proxy ({PROXY_ROWS:,} points, not your data)",
+                              axis_titles=(desc.columns[0],
+                                           desc.columns[1] if door.d > 1 else "(none)"))
+    _show(fig, "data_proxy")
+
+
+def importance_release_view() -> None:
+    door = door_or_stop()
+    _header(door, "importance")
+    eps, k = _eps_k()
+    c1, c2 = st.columns(2)
+    sampler = c1.selectbox("Sampler", ["privacy (sampling for free)", "none (all rows)",
+                                       "coreset", "uniform"], key="imp_rel_sampler",
+                           help="coreset and uniform read n or the mean squared norm off the "
+                                "data: the door refuses them.")
+    T = c2.slider("Iterations T", 1, 30, 10, key="imp_rel_T")
+    name = sampler.split(" ")[0]
+    params = {"n_clusters": k, "epsilon": eps, "n_iter": int(T),
+              "sampler": None if name == "none" else name}
+    if name in ("coreset", "uniform"):
+        params["sample_size"] = float(min(PROXY_ROWS, door.n or PROXY_ROWS))
+    release_control("importance", f"DP-Lloyd centres (ε = {eps:g})",
+                    lambda: [("dplloyd", params, "DP-Lloyd centres")])
+    show_releases("importance", door)
+
+
+def clustering_release_view() -> None:
+    from dpcore.sweeps import clustering_algorithms
+
+    door = door_or_stop()
+    _header(door, "clustering")
+    eps, k = _eps_k()
+    algorithms = {n: a for n, a in clustering_algorithms().items() if a.private}
+    default = [n for n in ("DP-Lloyd",) if n in algorithms]
+    c1, c2 = st.columns([3, 1])
+    chosen = c1.multiselect("Algorithms", list(algorithms), default=default, key="clu_rel_algs")
+    delta = c2.number_input("δ (for (ε, δ) algorithms)", 1e-12, 0.1, value=1e-6, format="%.1e",
+                            key="clu_rel_delta")
+    st.caption("Each algorithm is a part of one release: all parts are charged together (ε each) "
+               "or none is.")
+
+    def parts():
+        n = door.n
+        if n is None:
+            raise ReleaseRefused("estimate n first")
+        return [(algorithms[a].mechanism,
+                 algorithms[a].params(k, eps, float(delta), float(door.radius), int(n)), a)
+                for a in chosen]
+
+    if chosen:
+        release_control("clustering", f"centres of {len(chosen)} algorithm(s) at ε = {eps:g} "
+                                      "each", parts)
+    show_releases("clustering", door)
+
+
+def friendlycore_release_view() -> None:
+    door = door_or_stop()
+    _header(door, "friendlycore")
+    eps, _ = _eps_k()
+    c1, c2 = st.columns(2)
+    r = c1.number_input("Friend radius r (public)", 1e-9, value=float(f"{door.radius / 2:.3g}"),
+                        format="%.4g", key="fc_rel_r")
+    delta = c2.number_input("δ", 1e-12, 0.1, value=1e-6, format="%.1e", key="fc_rel_delta")
+    release_control("friendlycore", f"FriendlyCore mean (ε = {eps:g})",
+                    lambda: [("friendly_mean", {"radius": float(r), "epsilon": eps,
+                                                "delta": float(delta)}, "FriendlyCore mean")])
+    show_releases("friendlycore", door)
+
+
+def sensitivity_release_view() -> None:
+    from dpcore.statistics import STATISTICS
+
+    door = door_or_stop()
+    _header(door, "sensitivity")
+    eps, k = _eps_k()
+    menu = [m for m in ("mean", "median", "trimmed_mean", "quantile", "kmeans_centres",
+                        "least_squares", "ridge") if m in STATISTICS]
+    c1, c2, c3 = st.columns(3)
+    name = c1.selectbox("Statistic", menu, key="sens_rel_stat")
+    mechanism = c2.radio("Mechanism", ["laplace", "gaussian"], horizontal=True,
+                         key="sens_rel_mech")
+    gamma = c3.select_slider("γ", [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5], value=0.1,
+                             key="sens_rel_gamma")
+    delta = st.number_input("δ (Gaussian)", 1e-12, 0.1, value=1e-6, format="%.1e",
+                            key="sens_rel_delta") if mechanism == "gaussian" else 0.0
+    box = door.description.box()
+    lo, hi = ((float(box[0].min()), float(box[1].max())) if box is not None
+              else (-float(door.radius), float(door.radius)))
+    stat_params: dict = {}
+    if "bounds" in STATISTICS[name].params:
+        stat_params["bounds"] = [lo, hi]
+    if name == "kmeans_centres":
+        stat_params["k"] = k
+    params = {"statistic": name, "epsilon": eps, "statistic_params": stat_params,
+              "oracle": "uniform", "bounds": [lo, hi], "gamma": gamma, "delta": float(delta),
+              "mechanism": mechanism}
+    if door.ledger.budget.kind != "RandomDP":
+        st.warning("This release is (ε, δ, γ)-random DP: the total budget needs a γ > 0.")
+    release_control("sensitivity", f"{name} (ε = {eps:g})",
+                    lambda: [("sensitivity", params, f"sensitivity sampler: {name}")])
+    show_releases("sensitivity", door)
+
+
+def proxy_dataset():
+    """The utility page's data in release mode: a public proxy with the declared radius."""
+    from types import SimpleNamespace
+
+    door = door_or_stop()
+    X = door.proxy(PROXY_ROWS)
+    return SimpleNamespace(X=X, radius=float(door.radius), fp=door.description.to_json(None),
+                           n=PROXY_ROWS, d=door.d)
+
+
+def ledger_release_view(*, curator: bool) -> None:
+    """The lasting ledger of the data set: entries (no seed, no time), totals, export."""
+    from dpcore import plots
+    from pages._common import ledger
+
+    led = ledger().snapshot()
+    total, remaining = led.total(), led.remaining()
+    c1, c2, c3 = st.columns(3)
+    c1.metric("ε budget", f"{led.budget.epsilon:.4g}")
+    c2.metric("ε spent (composed)", f"{total.epsilon:.4g}")
+    c3.metric("ε remaining", f"{remaining.epsilon:.4g}")
+    st.markdown(f"**Budget** {led.budget} · **spent** {total} · **remaining** {remaining}")
+    _show(plots.budget_bar(led.budget.epsilon - remaining.epsilon, led.budget.epsilon),
+          "ledger_bar")
+    rows = [{"#": i + 1, "label": e.label, "guarantee": str(e.guarantee),
+             "parameters": json.dumps(e.params, sort_keys=True, default=str)}
+            for i, e in enumerate(led.entries)]
+    if rows:
+        st.dataframe(pd.DataFrame(rows), hide_index=True)
+    else:
+        st.write("No release recorded yet.")
+    doc = {"budget": led.budget.as_dict(), "total": total.as_dict(),
+           "remaining": remaining.as_dict(),
+           "entries": [{"label": e.label, "guarantee": e.guarantee.as_dict(), "params": e.params}
+                       for e in led.entries]}
+    st.download_button("Ledger (JSON)", json.dumps(doc, indent=2, default=str),
+                       file_name="privacy_ledger.json", mime="application/json",
+                       key="ledger_json", on_click="ignore", icon=":material/download:")
+    if curator:
+        st.caption("This ledger lasts: every session, reload and restart sees it. Only the data "
+                   "curator can reset it (`dpcore ledger reset`).")

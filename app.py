@@ -112,6 +112,12 @@ def sidebar() -> None:
         st.selectbox("Data set", DATA_KEYS, key="data", bind="query-params",
                      help="cities / earthquakes: bundled samples; mixture: the papers' synthetic "
                           "Gaussian mixture; upload: your own table (Data page).")
+        st.radio("Mode", ["explore", "release"], key="mode", horizontal=True,
+                 bind="query-params",
+                 help="explore: the data are treated as public or demo data and raw views are "
+                      "shown (labelled as not private). release: only DP outputs are shown, "
+                      "previews use a synthetic proxy, and every release is recorded in the "
+                      "lasting ledger.")
         st.caption(_data_label(ss.get("data") or DATA_KEYS[0]))
         if not is_release_mode():  # release mode shows only the public description
             ds = current_dataset()
@@ -121,12 +127,6 @@ def sidebar() -> None:
                            f"{'…' if ds.d > 4 else ''}); radius {radius}")
             elif ss.get("data") == UPLOAD:
                 st.caption("Upload a file on the Data page.")
-        st.radio("Mode", ["explore", "release"], key="mode", horizontal=True,
-                 bind="query-params",
-                 help="explore: the data are treated as public or demo data and raw views are "
-                      "shown (labelled as not private). release: only DP outputs are shown, "
-                      "previews use a synthetic proxy, and every release is recorded in the "
-                      "lasting ledger.")
 
     st.select_slider("ε per release", EPSILON_GRID, value=1.0, key="eps", bind="query-params",
                      help="ε ≤ 1: strong privacy; 1–5: moderate; above 5: weak. The "

@@ -55,3 +55,9 @@ def chromium_path() -> str:
     except ImportError:
         require(False, "pip package playwright is not installed")
     return str(path)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_lasting_ledger(tmp_path_factory, monkeypatch):
+    """Every test gets its own lasting-ledger directory (never the user's ~/.local/share)."""
+    monkeypatch.setenv("DPCORE_LEDGER_DIR", str(tmp_path_factory.mktemp("ledger")))

@@ -115,10 +115,11 @@ def test_release_mode_hides_raw_data_and_shows_proxy():
     assert "proxy" in spec["layout"]["title"]["text"]
     # the proxy has the data's shape, lies in the declared ball and is not the data
     x, y = trace_array(spec["data"][0], "x"), trace_array(spec["data"][0], "y")
-    assert x.shape == (32847,)
+    assert x.shape == (2000,)  # a fixed public size, not the table's n (finding 4)
     assert np.hypot(x, y).max() <= 201.25
     assert len(at.dataframe) == 1 and list(at.dataframe[0].value["column"]) == ["longitude",
                                                                                  "latitude"]
+    assert "dtype" not in at.dataframe[0].value.columns  # finding 6
 
 
 def test_url_state_sets_sidebar_widgets():
@@ -129,11 +130,14 @@ def test_url_state_sets_sidebar_widgets():
     assert at.sidebar.radio(key="mode").value == "release"
     assert at.sidebar.select_slider(key="eps").value == 2.0
     assert at.sidebar.number_input(key="k").value == 7
+    with pytest.raises(KeyError):  # releases have no seed (finding 1)
+        at.sidebar.number_input(key="seed")
+    at.sidebar.radio(key="mode").set_value("explore").run()
     assert at.sidebar.number_input(key="seed").value == 11
 
 
 def test_ledger_page_empty_then_export_and_budget_edit():
-    at = new_app()
+    at = new_app({"mode": "release"})
     at.switch_page("pages/ledger.py").run()
     assert not at.exception
     assert at.title[0].value == "Privacy ledger"
@@ -149,9 +153,9 @@ def test_ledger_page_empty_then_export_and_budget_edit():
 def test_ledger_refuses_release_over_budget_and_reset_unlocks_budget():
     from dpcore.privacy import PureDP
 
-    at = new_app()
+    at = new_app({"mode": "release"})
     at.switch_page("pages/ledger.py").run()
-    led = at.session_state["ledger"]
+    led = at.session_state["_door"][1].ledger  # the lasting ledger of the data set in use
     led.spend("first", PureDP(6.0))
     at.run()
     assert at.sidebar.number_input(key="budget_eps").disabled
@@ -164,7 +168,7 @@ def test_ledger_refuses_release_over_budget_and_reset_unlocks_budget():
     at.checkbox(key="ledger_reset_confirm").check().run()
     at.button(key="ledger_reset").click().run()
     assert not at.exception
-    assert len(at.session_state["ledger"]) == 0
+    assert len(led) == 0
     assert not at.sidebar.number_input(key="budget_eps").disabled
 
 
@@ -205,22 +209,29 @@ def test_start_here_links_only_to_pages_in_navigation():
     assert "pages/data.py" in nav and "pages/ledger.py" in nav
 
 
-def test_private_radius_estimate_is_recorded_in_release_mode():
+def test_radius_read_off_the_data_or_estimated_uncharged_never_reaches_release_mode():
+    """Finding 5: explore mode's "suggest a radius" and its uncharged private estimate."""
     rng = np.random.default_rng(4)
     pts = rng.normal(size=(3000, 2)) * 10
     body = "x,y\n" + "\n".join(f"{a:.4f},{b:.4f}" for a, b in pts) + "\n"
-    at = new_app({"mode": "release"})
+    at = new_app()
     at.file_uploader(key="upload").set_value(("p.csv", body.encode(), "text/csv")).run()
-    assert at.number_input(key="radius_upload").value is None
-    at.number_input(key="pr_eps").set_value(1.0).run()
-    at.button(key="private_radius").click().run()
-    assert not at.exception and not errors(at)
-    r = at.number_input(key="radius_upload").value
-    norms = np.linalg.norm(pts, axis=1)
-    assert 0.97 <= np.mean(norms <= r) <= 1.0  # the 99 % quantile, up to one grid step
-    led = at.session_state["ledger"]
-    assert len(led) == 1 and led.entries[0].label == "data: private radius"
-    assert any("estimated privately" in c.value for c in at.caption)
+    for button in ("suggest_radius", "private_radius"):
+        at.button(key=button).click().run()
+        assert at.number_input(key="radius_upload").value is not None
+        at.sidebar.radio(key="mode").set_value("release").run()
+        at.switch_page("pages/clustering.py").run()
+        assert not at.exception
+        assert any("needs a public radius" in w.value for w in at.warning), button
+        with pytest.raises(KeyError):
+            at.button(key="clustering_release")
+        at.sidebar.radio(key="mode").set_value("explore").run()
+        at.switch_page("pages/data.py").run()
+    at.number_input(key="radius_upload").set_value(40.0).run()  # declared: usable
+    at.sidebar.radio(key="mode").set_value("release").run()
+    at.switch_page("pages/clustering.py").run()
+    assert not any("needs a public radius" in w.value for w in at.warning)
+    assert at.button(key="clustering_n_estimate")  # an upload's n is private: estimate it first
 
 
 def test_parquet_and_tsv_uploads():
@@ -244,14 +255,14 @@ def test_parquet_and_tsv_uploads():
 
 def test_release_mode_data_page_reveals_no_data_statistic():
     at = new_app({"mode": "release"})
-    labels = [m.label for m in at.metric if m.label != "Budget remaining"]
-    assert labels == ["Rows", "Columns used"]  # n and d are public; the clipped count is not
-    rows = "\n".join(f"{i},{2 * i}" for i in range(30))
-    at.file_uploader(key="upload").set_value(("r.csv", f"a,b\n{rows}\n".encode(),
-                                              "text/csv")).run()
+    assert not [m for m in at.metric if m.label != "Budget remaining"]  # no "Rows" (finding 4)
+    assert any("declared in the public description" in c.value for c in at.caption)
     with pytest.raises(KeyError):
-        at.button(key="suggest_radius")  # no non-private suggestion in release mode
-    assert at.button(key="private_radius")
+        at.file_uploader(key="upload")  # uploads and declarations belong to explore mode
+    with pytest.raises(KeyError):
+        at.button(key="suggest_radius")
+    sidebar = " ".join(c.value for c in at.sidebar.caption)
+    assert "rows" not in sidebar
 
 
 def test_page_whose_algorithm_does_not_import_is_not_in_the_navigation(monkeypatch):

@@ -79,28 +79,32 @@ def test_importance_rerun_reuses_noise_and_new_draw_changes_it():
     assert figure_specs(at)[2]["data"][-1]["x"] != first["x"]
 
 
+def _door(at):
+    return at.session_state["_door"][1]
+
+
 def test_release_mode_records_and_refuses_over_budget():
     at, _ = _page("pages/importance.py", {"mode": "release", "eps": "5.0"})
     assert not at.exception
     assert not figure_specs(at)  # nothing shown before a release
     at.button(key="importance_release").click().run()
     assert not at.exception and not errors(at)
-    assert len(at.session_state["ledger"]) == 1
-    first = at.session_state["releases"]["importance"]
+    led = _door(at).ledger
+    assert len(led) == 1 and "seed" not in led.entries[0].params
+    first = at.session_state["releases"]["importance"][0]
     at.button(key="importance_release").click().run()
-    assert len(at.session_state["ledger"]) == 2
-    second = at.session_state["releases"]["importance"]
+    assert len(led) == 2
+    second = at.session_state["releases"]["importance"][0]
     # fresh noise for every release, even with identical parameters
-    assert first["config"]["seed"] != second["config"]["seed"]
-    assert not np.allclose(first["values"], second["values"])
+    assert not np.allclose(first.output["centers"], second.output["centers"])
     # budget 10 is spent; a third ε = 5 release is refused and nothing is recorded
     at.button(key="importance_release").click().run()
     assert not at.exception
     assert any("Release refused" in e.value for e in errors(at))
-    assert len(at.session_state["ledger"]) == 2
-    assert at.session_state["releases"]["importance"]["config"]["seed"] == second["config"]["seed"]
+    assert len(led) == 2
+    assert at.session_state["releases"]["importance"][0] is second
     spec = figure_specs(at)[0]
-    assert spec["data"][0]["name"] == "declared radius"  # no data points in release mode
+    assert "data" not in [t["name"] for t in spec["data"]]  # no data points in release mode
     assert all(t["type"] == "scatter" for t in spec["data"])
 
 
@@ -124,11 +128,14 @@ def test_clustering_page_table_and_overlay():
 
 def test_clustering_release_mode_hides_nonprivate_and_records_each():
     at, _ = _page("pages/clustering.py", {"mode": "release"})
-    assert "k-means (non-private)" not in at.multiselect(key="clu_algs").options
-    at.button(key="clu_release").click().run()
+    assert "k-means (non-private)" not in at.multiselect(key="clu_rel_algs").options
+    at.multiselect(key="clu_rel_algs").set_value(["DP-Lloyd", "Max-cover k-means"]).run()
+    at.button(key="clustering_release").click().run()
     assert not at.exception and not errors(at)
-    assert len(at.session_state["ledger"]) == 2
-    assert "normalised cost" not in at.dataframe[0].value.columns
+    led = _door(at).ledger
+    assert [e.label for e in led.entries] == ["DP-Lloyd", "Max-cover k-means"]
+    assert led.entries[1].params["n_public"] == 32847  # the public n, not read off the data
+    assert not at.dataframe  # no cost table, no timings (finding 6)
 
 
 def test_friendlycore_page_explains_too_small_budget_then_runs():
@@ -185,7 +192,7 @@ def test_utility_page_release_mode_uses_proxy():
     at.slider(key="pu_reps").set_value(1)
     at.button(key="pu_run").click().run()
     assert not at.exception and not errors(at)
-    assert len(at.session_state["ledger"]) == 0  # curves on the proxy spend nothing
+    assert len(_door(at).ledger) == 0  # curves on the proxy spend nothing
 
 
 def test_sensitivity_page_ecdf_global_bound_and_gamma_budget():
@@ -207,13 +214,13 @@ def test_sensitivity_page_ecdf_global_bound_and_gamma_budget():
     # release mode: a random-DP release is refused under an (ε, δ) budget, accepted with γ
     at.sidebar.radio(key="mode").set_value("release").run()
     at.button(key="sensitivity_release").click().run()
-    assert any("γ budget" in e.value for e in errors(at))
-    assert len(at.session_state["ledger"]) == 0
+    assert any("cannot be composed" in e.value for e in errors(at))
+    assert len(_door(at).ledger) == 0
     at.sidebar.number_input(key="budget_gamma").set_value(0.2).run()
     at.button(key="sensitivity_release").click().run()
     assert not errors(at)
-    assert len(at.session_state["ledger"]) == 1
-    assert "random DP" in str(at.session_state["ledger"].total())
+    assert len(_door(at).ledger) == 1
+    assert "random DP" in str(_door(at).ledger.total())
 
 
 def test_mixture_config_reruns_from_its_source_alone(monkeypatch):

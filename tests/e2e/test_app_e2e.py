@@ -12,6 +12,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -46,8 +47,10 @@ def _serve():
            "--server.port", str(port), "--server.address", "127.0.0.1",
            "--server.headless", "true", "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false"]
+    ledger_dir = tempfile.mkdtemp(prefix="dpcore-ledger-")  # never the user's own ledger
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env=os.environ | {"PYTHONUNBUFFERED": "1"})
+                            env=os.environ | {"PYTHONUNBUFFERED": "1",
+                                              "DPCORE_LEDGER_DIR": ledger_dir})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     try:
@@ -172,16 +175,16 @@ def test_release_in_browser_is_recorded_in_the_ledger(page, server):
     assert page.locator("[data-testid='stPlotlyChart']").count() == 0  # nothing before a release
     page.get_by_role("button", name="Release DP-Lloyd centres").click()
     wait_ready(page)
-    success = page.locator("[data-testid='stAlertContentSuccess']", has_text="ledger entry 1")
+    success = page.locator("[data-testid='stAlertContentSuccess']", has_text="released under")
     success.wait_for()
-    eps = re.search(r"Released under ε = ([0-9.]+)", success.inner_text()).group(1)
+    eps = re.search(r"released under ε = ([0-9.]+)", success.inner_text()).group(1)
     page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg")
     assert_no_errors(page, "release")
     page.locator("[data-testid='stSidebarNav'] a[href$='/ledger']").click()
     wait_ready(page)
     spent = page.locator("[data-testid='stMetric']", has_text="ε spent")
     spent.locator("[data-testid='stMetricValue']", has_text=eps).wait_for()
-    page.locator("[data-testid='glide-cell-0-0']", has_text="importance: DP-Lloyd").wait_for(
+    page.locator("[data-testid='glide-cell-1-0']", has_text="DP-Lloyd centres").wait_for(
         state="attached")
     page.get_by_test_id("stSidebar").get_by_text("explore", exact=True).click()
     wait_ready(page)

@@ -36,6 +36,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 __all__ = ["main"]
 
 EXIT_BAD_INPUT = 2
@@ -155,9 +157,72 @@ def _write_result(result: Any, out: str) -> None:
         result.to_frame().to_csv(path, index=False)
 
 
+def _run_private(args: argparse.Namespace) -> int:
+    """``dpcore run MECH DATA --schema S --budget B``: a release through the door (release mode).
+
+    The output holds the DP output and its guarantee only: no seed (there is none: OS entropy),
+    no timing, no warning text; a failure is ⊥ with the door's fixed message, and its charge
+    stays in the lasting ledger.
+    """
+    from dpcore.curator import open_door
+
+    if args.dask or args.config or args.save_config:
+        raise CLIError("--schema (a private table) runs through the release door: --dask, "
+                       "--config and --save-config are for public data")
+    if args.seed is not None:
+        raise CLIError("--seed: a release on a private table draws OS randomness; it has no seed")
+    for flag in ("columns", "radius", "center"):
+        if getattr(args, flag) is not None:
+            raise CLIError(f"--{flag}: a private table's columns and bounds come from --schema")
+    if not args.mechanism or not args.data:
+        raise CLIError("name a mechanism and the private table: dpcore run MECHANISM DATA "
+                       "--schema SCHEMA.json --budget EPS[,DELTA[,GAMMA]]")
+    if args.out and args.out != "-":
+        _check_out(args.out, (".json", ".csv"))
+    params = {name: getattr(args, flag) for flag, name in _FLAG_PARAMS.items()
+              if getattr(args, flag) is not None} | _parse_params(args.param)
+    door = open_door(args.data, args.schema, args.budget, args.ledger_dir)
+    if door.n is None:
+        if args.n_epsilon is None:
+            raise CLIError("the schema declares no n: give --n-epsilon to estimate it privately "
+                           "(charged once to the ledger)")
+        door.estimate_n(args.n_epsilon)
+    rel = door.release(args.mechanism, params)
+    doc = {"mechanism": args.mechanism, "label": rel.label, "failed": rel.failed,
+           "message": rel.message, "guarantee": rel.guarantee.as_dict(),
+           "guarantee_text": str(rel.guarantee),
+           "released": None if rel.failed else {
+               k: None if v is None else np.asarray(v, dtype=float).tolist()
+               for k, v in rel.output.items()},
+           "remaining": str(door.ledger.remaining())}
+    text = json.dumps(doc, indent=2)
+    if args.out == "-":
+        print(text)
+    elif args.out:
+        path = Path(args.out)
+        if path.suffix.lower() == ".json":
+            path.write_text(text + "\n")
+        else:
+            import pandas as pd
+
+            rows = [{"output": k, "row": i, "column": j, "value": float(v)}
+                    for k, arr in (doc["released"] or {}).items() if arr is not None
+                    for (i, j), v in np.ndenumerate(np.atleast_2d(arr))]
+            pd.DataFrame(rows, columns=["output", "row", "column", "value"]).to_csv(path,
+                                                                                   index=False)
+    if args.out != "-":
+        print(f"{args.mechanism}: {rel.message}")
+        print(f"  remaining budget of this data set: {doc['remaining']}")
+        for k, v in (doc["released"] or {}).items():
+            print(f"  {k}: {np.round(np.asarray(v, dtype=float), 6).tolist()}")
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from dpcore import runconfig
 
+    if args.schema or args.budget:
+        return _run_private(args)
     if args.out and args.out != "-":  # fail before the work, not after it
         _check_out(args.out, (".json", ".csv"))
     cfg = _build_config(args)
@@ -442,6 +507,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scale_flags(big)
     big.add_argument("--sample-on-cluster", action="store_true",
                      help="keep a large sample on the cluster (DP-Lloyd by map-reduce)")
+    priv = run.add_argument_group("a private table: release through the door (release mode)")
+    priv.add_argument("--schema", metavar="SCHEMA.json", help="public description of DATA "
+                      "(columns, bounds or centre + radius, n); makes the run a release")
+    priv.add_argument("--budget", metavar="EPS[,DELTA[,GAMMA]]",
+                      help="total budget of DATA's lasting ledger (first use; later optional)")
+    priv.add_argument("--ledger-dir", help="lasting ledger directory (default "
+                      "$DPCORE_LEDGER_DIR or ~/.local/share/dpcore/ledger)")
+    priv.add_argument("--n-epsilon", type=float,
+                      help="estimate an undeclared n privately with this ε (charged once)")
     run.set_defaults(func=cmd_run)
 
     lst = sub.add_parser("list", parents=[quiet], help="list the mechanisms and their parameters")

@@ -58,6 +58,8 @@ class ClusteringAlgorithm:
         ``"module:Class"`` of the estimator.
     params : callable
         ``(k, epsilon, delta, radius, n) -> keyword parameters`` of the estimator (``rng`` aside).
+        ``n`` must be public: explore mode passes the table's size; release mode (the
+        :class:`dpcore.release.ReleaseDoor`) the declared or privately estimated n.
     description : str
     """
 
@@ -106,7 +108,7 @@ _ALGORITHMS: list[ClusteringAlgorithm] = [
     ClusteringAlgorithm(
         "Max-cover k-means", "maxcover_kmeans", "dpcore.maxcover:MaxCoverKMeans",
         lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "delta": delta,
-                                     "radius": r, "final_lloyd": True},
+                                     "radius": r, "final_lloyd": True, "n_public": n},
         "exponential-mechanism max cover on grids + one DP Lloyd round (paper 003)",
     ),
     ClusteringAlgorithm(

@@ -7,9 +7,10 @@ resample it on a mere rerun"):
 
 * explore mode: a view's seed is :func:`explore_seed` ``(base_seed, run_id)``: deterministic, so a
   rerun or a shared URL shows the same draw; the "new draw" button increments ``run_id``.
-* release mode: every release gets :func:`fresh_seed` (OS entropy), recorded in its run
-  configuration, so two releases never share noise even with identical parameters (two releases
-  ``f + b₁Z`` and ``f + b₂Z`` with the same ``Z`` would reveal ``f`` exactly).
+* release mode: every release draws OS entropy inside :class:`dpcore.release.ReleaseDoor` and
+  has no seed at all (a published seed makes the release a deterministic function of the data),
+  so two releases never share noise even with identical parameters (two releases ``f + b₁Z`` and
+  ``f + b₂Z`` with the same ``Z`` would reveal ``f`` exactly).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def explore_seed(base_seed: int, run_id: int = 0) -> int:
 
 
 def fresh_seed() -> int:
-    """A seed from OS entropy for a release (never derived from a user-visible seed)."""
+    """A seed from OS entropy (explore-mode estimates that must not reuse a view's seed)."""
     return secrets.randbits(63)
 
 

@@ -8,7 +8,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-import streamlit as st
 from apptest_helpers import APP, capture_downloads, clear_caches, figure_specs
 from streamlit.testing.v1 import AppTest
 

@@ -744,7 +744,9 @@ def run_config(config: Mapping[str, Any] | str, X: Any = None, *,
     prepared : bool
         ``X`` is already :func:`load_data`'s output for this configuration (skip preparing).
     ledger : dpcore.privacy.PrivacyLedger, optional
-        Record the release there (label: the mechanism, with its parameters and seed). If the
+        Record the release there (label: the mechanism, with its public parameters; never the
+        seed, which would make the release a function of the data). A private table's release
+        goes through :class:`dpcore.release.ReleaseDoor` instead. If the
         ledger refuses it (:class:`~dpcore.privacy.BudgetExceededError`), the result is
         discarded: nothing is released.
 
@@ -772,7 +774,7 @@ def run_config(config: Mapping[str, Any] | str, X: Any = None, *,
     for w in caught:  # re-emit so callers' filters (and the CLI) see them
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if ledger is not None:
-        ledger.spend(mech.name, guarantee, **params, seed=cfg["seed"])
+        ledger.spend(mech.name, guarantee, **params)  # never the seed (issue 11, finding 1)
     return RunResult(
         mechanism=mech.name,
         released=dict(released),

@@ -142,3 +142,22 @@ def test_prepare_is_per_row_and_never_names_a_value():
     assert X.shape == (5, 2) and np.all(np.linalg.norm(X, axis=1) <= DESC.radius + 1e-12)
     assert X[2, 0] == 0.0  # non-numeric cell -> the centre's coordinate
     assert X[3, 1] == 1.0  # clamped to the box
+
+
+def test_defended_noise_slack_is_charged_with_the_release(monkeypatch):
+    """The adapter for engineer 12's dpcore.noise.defended_noise(): its slack is charged too."""
+    import contextlib
+
+    import dpcore.noise
+
+    entered = []
+
+    @contextlib.contextmanager
+    def defended_noise():
+        entered.append(True)
+        yield type("Defence", (), {"slack": PureDP(0.01)})()
+
+    monkeypatch.setattr(dpcore.noise, "defended_noise", defended_noise, raising=False)
+    door = _door()
+    door.release("dplloyd", {"n_clusters": 2, "epsilon": 0.5})
+    assert entered and [e.guarantee for e in door.ledger.entries] == [PureDP(0.5), PureDP(0.01)]

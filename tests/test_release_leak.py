@@ -251,11 +251,19 @@ def page_cases() -> list[tuple[str, str, str | None]]:
     return cases
 
 
-CASES = page_cases()
+def pytest_generate_tests(metafunc) -> None:
+    """Discover pages and buttons at collection, unless slow tests are deselected anyway."""
+    if "not slow" in (metafunc.config.option.markexpr or ""):
+        return
+    if metafunc.function.__name__ == "test_release_views_are_identical_on_neighbouring_data":
+        cases = page_cases()
+        metafunc.parametrize("deployment, page, button", cases,
+                             ids=[f"{d}:{p}:{b}" for d, p, b in cases])
+    elif metafunc.function.__name__ == "test_nothing_from_explore_mode_reaches_release_mode":
+        cases = explore_cases() or [("pages/data.py", None)]
+        metafunc.parametrize("page, button", cases, ids=[f"{p}:{b}" for p, b in cases])
 
 
-@pytest.mark.parametrize("deployment, page, button", CASES,
-                         ids=[f"{d}:{p}:{b}" for d, p, b in CASES])
 def test_release_views_are_identical_on_neighbouring_data(deployment, page, button, tmp_path,
                                                           monkeypatch):
     D = base_table()
@@ -301,11 +309,6 @@ def explore_cases() -> list[tuple[str, str]]:
     return [(page, b) for b in buttons for page in discovered_pages()]
 
 
-EXPLORE_CASES = explore_cases() or [("pages/data.py", None)]
-
-
-@pytest.mark.parametrize("page, button", EXPLORE_CASES,
-                         ids=[f"{p}:{b}" for p, b in EXPLORE_CASES])
 def test_nothing_from_explore_mode_reaches_release_mode(page, button, tmp_path, monkeypatch):
     kw = {"explore_first": button, "deployment": "upload"}
     ref = record(base_table(), tmp_path / "D", monkeypatch, page, None, **kw)

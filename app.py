@@ -2,6 +2,10 @@
 
 Run with ``streamlit run app.py`` (or ``make app``). A page appears in the navigation only when
 the dpcore module it is built on imports (issue 7: never a stub page).
+
+Started by ``dpcore app --private DATA --schema SCHEMA --budget B`` (environment variables of
+:mod:`dpcore.curator`), the frame is locked in release mode: no data choice, no mode switch, no
+seed, no budget edit; every page then shows only its release view (``pages/_release.py``).
 """
 
 from __future__ import annotations

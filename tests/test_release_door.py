@@ -161,3 +161,25 @@ def test_defended_noise_slack_is_charged_with_the_release(monkeypatch):
     door = _door()
     door.release("dplloyd", {"n_clusters": 2, "epsilon": 0.5})
     assert entered and [e.guarantee for e in door.ledger.entries] == [PureDP(0.5), PureDP(0.01)]
+
+
+def test_public_description_json_round_trip_and_clear_errors():
+    from dpcore.schema import SchemaError
+
+    assert PublicDescription.from_json(DESC.to_json()) == DESC
+    assert DESC.center == (0.0, 0.0) and DESC.radius == pytest.approx(np.sqrt(2))
+    lo, hi = DESC.box()
+    np.testing.assert_array_equal(lo, [-1, -1])
+    np.testing.assert_array_equal(hi, [1, 1])
+    ball = PublicDescription(["a"], center=[2.0], radius=3.0)
+    assert ball.box() is None and PublicDescription.from_dict(ball.to_dict()) == ball
+    for doc, word in (({"columns": ["a"], "lower": [1], "upper": [0]}, "lower < upper"),
+                      ({"columns": ["a"], "lower": [0]}, "both"),
+                      ({"columns": ["a"], "radius": -1}, "radius"),
+                      ({"columns": ["a"], "n": 0}, "n must"),
+                      ({"columns": []}, "columns"),
+                      ({"columns": ["a"], "bounds": 1}, "unknown key")):
+        with pytest.raises(SchemaError, match=word):
+            PublicDescription.from_dict(doc)
+    with pytest.raises(SchemaError, match="no column"):
+        DESC.prepare(pd.DataFrame({"a": [1.0]}))

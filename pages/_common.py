@@ -18,7 +18,7 @@ from dpcore.data import DataError, load_table, numeric_columns
 from dpcore.datasets import SAMPLE_DATASETS, load_sample
 from dpcore.privacy import ApproxDP, PrivacyLedger, RandomDP
 from dpcore.runconfig import make_config, mixture_frame, mixture_source, prepare_matrix
-from dpcore.ui_state import box_geometry, explore_seed, fingerprint, synthetic_proxy
+from dpcore.ui_state import box_geometry, explore_seed, fingerprint
 
 SYNTHETIC = "mixture"
 UPLOAD = "upload"
@@ -329,17 +329,6 @@ def upload_file(uploaded) -> None:
     st.session_state["uploaded"] = {"name": uploaded.name, "df": df, "size": uploaded.size}
     forget_spec(UPLOAD)
     st.session_state["data"] = UPLOAD
-
-
-def proxy_points(ds: Dataset, n: int = 2000) -> np.ndarray:
-    """A public stand-in of ``n`` rows (a fixed number, not the table's) inside the radius."""
-    radius = ds.radius if ds.radius is not None else 1.0
-    return _proxy(int(n), ds.d, float(radius))
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def _proxy(n: int, d: int, radius: float) -> np.ndarray:
-    return synthetic_proxy(n, d, radius, rng=0)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from dpcore import plots
@@ -20,7 +19,6 @@ from pages._common import (
     init_state,
     is_release_mode,
     mixture_params,
-    proxy_points,
     raw_frame,
     show,
     spec,
@@ -159,10 +157,7 @@ def _suggest_radius() -> None:
     sp["radius_from"] = "suggested from the data's 99th percentile norm: NOT private"
 
 
-if is_release_mode():
-    st.caption("Release mode: a radius can be declared, or estimated privately below; reading it "
-               "off the data is not offered.")
-elif key == UPLOAD or sp["radius"] is None or "NOT private" in sp["radius_from"]:
+if key == UPLOAD or sp["radius"] is None or "NOT private" in sp["radius_from"]:
     st.button("Suggest a radius from the data (not private)", key="suggest_radius",
               on_click=_suggest_radius)
 
@@ -229,28 +224,14 @@ if key == SYNTHETIC:
                "mixture of spherical Gaussians (the importance-sampling paper's set-up), means "
                "uniform in a ball of radius 10; declared radius 10 + 4σ√d.")
 
-if is_release_mode():
-    st.info("Release mode: the data are not shown. The preview is a synthetic proxy with the same "
-            "shape inside the declared radius; only DP outputs of the mechanisms are released.")
-    st.dataframe(pd.DataFrame({"column": ds.columns,
-                               "dtype": [str(df[c].dtype) for c in ds.columns]}),
-                 hide_index=True)
-    P = proxy_points(ds)
-    proj = pca_projection(P, ds.columns)
-    fig = plots.points_figure(proj(P), title="Synthetic proxy (not your data)",
-                              axis_titles=proj.axis_titles, seed=int(ss["seed"]))
-    if ds.d == 2 and ds.radius is not None:
-        plots.add_ball(fig, [0.0, 0.0], ds.radius)
-    show(fig, "data_scatter")
-else:
-    st.caption(f":orange[{EXPLORE_NOTE}]")
-    st.dataframe(df.head(1000), height=240)
-    centre = np.zeros(ds.d) if ds.center is None else np.asarray(ds.center)
-    P = ds.X + centre  # back to the table's units for display
-    proj = pca_projection(P, ds.columns)
-    fig = plots.points_figure(proj(P), title=f"{ds.title}: rows after centring and clipping",
-                              axis_titles=proj.axis_titles, note=EXPLORE_NOTE,
-                              seed=int(ss["seed"]))
-    if ds.d == 2 and ds.radius is not None:
-        plots.add_ball(fig, centre, ds.radius)
-    show(fig, "data_scatter")
+st.caption(f":orange[{EXPLORE_NOTE}]")
+st.dataframe(df.head(1000), height=240)
+centre = np.zeros(ds.d) if ds.center is None else np.asarray(ds.center)
+P = ds.X + centre  # back to the table's units for display
+proj = pca_projection(P, ds.columns)
+fig = plots.points_figure(proj(P), title=f"{ds.title}: rows after centring and clipping",
+                          axis_titles=proj.axis_titles, note=EXPLORE_NOTE,
+                          seed=int(ss["seed"]))
+if ds.d == 2 and ds.radius is not None:
+    plots.add_ball(fig, centre, ds.radius)
+show(fig, "data_scatter")

@@ -107,8 +107,8 @@ if setup.get("data") != ds.fp or setup.get("release") != release:
     st.info("The data or the mode changed since the last sweep: run it again.")
     st.stop()
 table = pd.DataFrame(rows)
-if release:  # no timings in release mode
-    table = table.drop(columns=["seconds"], errors="ignore")
+if release:  # no timings and no seeds in release mode
+    table = table.drop(columns=["seconds", "seed"], errors="ignore")
 st.caption(f"Sweep computed for k = {setup.get('k')} on {X.shape[0]:,} points.")
 if not ss.get("pu_done"):
     st.warning(f"Sweep stopped after {len(table)} fits; the curves use the finished ones.")

@@ -16,6 +16,15 @@ and download payloads, on the page and on the ledger page. The records must be e
 with the release randomness forced to the same draw in both runs. The private table reaches the
 app both as a curator deployment (environment variables of ``dpcore app --private``) and as a
 session upload declared the old way, so the test runs against the app before and after the door.
+
+Run against the app before the door (main at 4657889), all 21 page/button cases and all 14
+explore-first cases failed, catching findings 1–6 of issue 11: the seed in the ledger table, its
+JSON and the run configuration (differs between two draws); failures as free messages holding
+the mean squared norm, n and bounds on n, with no ledger entry on the failing side; the coreset
+sampler's message with n and x̃; n in the sidebar caption, the "Rows" metric and a proxy of
+exactly n points; a radius suggested from the data (8.918 vs 9.135) or estimated in explore mode
+uncharged carried into release mode; the "seconds" column of a release, the dtype table and a raw
+cell ('x9', data row 401) in a message.
 """
 
 from __future__ import annotations

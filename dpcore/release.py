@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -317,5 +317,3 @@ def _spend_all(ledger, charges: list[tuple[str, Guarantee, dict]]) -> None:
     for label, g, p in charges:
         ledger.spend(label, g, **p)
 
-
-Entropy = Callable[[], np.random.Generator]

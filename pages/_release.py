@@ -19,10 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.privacy import BudgetExceededError
-from dpcore.release import Release, ReleaseDoor, ReleaseRefused
-
-#: A public proxy of this many rows stands in for the data in release-mode previews and sweeps.
-PROXY_ROWS = 2000
+from dpcore.release import PROXY_ROWS, Release, ReleaseDoor, ReleaseRefused
 
 
 def door_or_stop() -> ReleaseDoor:

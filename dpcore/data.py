@@ -202,7 +202,7 @@ def _float_or_nan(value: Any) -> float:
 def _numbers_beyond_int64(df: pd.DataFrame) -> pd.DataFrame:
     """Text columns that hold only numbers too long for int64 (10⁴⁰⁰) as float64 (±inf beyond
     the float range): they are numeric, and :func:`to_matrix` then names their row."""
-    for c in df.columns[df.dtypes == object]:
+    for c in df.columns[[dt is np.dtype(object) for dt in df.dtypes]]:
         col = df[c]
         try:
             pd.to_numeric(col)

@@ -246,8 +246,8 @@ class ResourceLimits:
     max_cells : int
         Largest rows × columns of a prepared matrix (float64, ~4 copies alive at once).
     max_clusters : int
-        Largest ``n_clusters`` for ``d`` columns: the (k, d) centres and their noise, a k-wide
-        distance block and per-cluster sums stay under 1/16 of the budget; at most 100 000.
+        Largest ``n_clusters`` for ``d`` columns: the (k, d) centres of every iteration (a fit
+        keeps its history), their noise and sums stay under 1/4 of the budget; at most 100 000.
     max_sample_size : int
         Largest expected sample size for ``d`` columns (a weighted (m, d) copy).
     max_iter : int
@@ -267,8 +267,8 @@ class ResourceLimits:
 
     @property
     def max_clusters(self) -> int:
-        per_cluster = 8 * (4 * self.d + 4096)  # centres, sums, noise, step + a distance column
-        return int(min(100_000, max(1, self.memory_bytes // 16 // per_cluster)))
+        per_cluster = 8 * (32 * self.d + 64)  # ~20 iterations of history + working copies
+        return int(min(100_000, max(1, self.memory_bytes // 4 // per_cluster)))
 
     @property
     def max_sample_size(self) -> int:
@@ -290,7 +290,7 @@ def check_n_clusters(value: Any, *, d: int = 2, n: int | None = None,
     lim = resource_limits(d)
     hi = lim.max_clusters if n is None else max(1, min(int(n), lim.max_clusters))
     why = (f" (the data has {n} rows)" if n is not None and hi == n
-           else f" for d = {d} within the session memory budget")
+           else f" for d = {d} within the session memory budget ({MEMORY_ENV})")
     return check_count(name, value, 1, hi, why=why)
 
 
@@ -299,13 +299,20 @@ def check_n_iter(value: Any, name: str = "n_iter") -> int:
     return check_count(name, value, 1, MAX_ITER)
 
 
-def check_sample_size(value: Any, *, d: int = 2, name: str = "sample_size") -> float:
-    """An expected sample size m in ``(0, max_sample_size(d)]`` (m may be fractional)."""
-    lim = resource_limits(d).max_sample_size
+def check_sample_size(value: Any, *, d: int = 2, n: int | None = None,
+                      name: str = "sample_size") -> float:
+    """An expected sample size m in ``(0, hi]`` (m may be fractional): ``hi`` is n when the
+    data are known (a sample of in-memory rows), else the budget's ``max_sample_size(d)``."""
     v = _real(name, value)
+    if n is not None:
+        if not 0 < v <= n:
+            raise ParameterError(name, f"{name} must be > 0 and at most the n = {n} rows, "
+                                       f"got {value!r}")
+        return v
+    lim = resource_limits(d).max_sample_size
     if not 0 < v <= lim:
-        raise ParameterError(name, f"{name} must be > 0 and at most {lim:,} for d = {d} "
-                                   f"within the session memory budget, got {value!r}")
+        raise ParameterError(name, f"{name} must be > 0 and at most {lim:,} for d = {d} within "
+                                   f"the session memory budget ({MEMORY_ENV}), got {value!r}")
     return v
 
 

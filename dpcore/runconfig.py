@@ -28,10 +28,10 @@ are listed in :data:`UNAVAILABLE` with the reason instead.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
 import json
-import math
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -42,20 +42,27 @@ from typing import Any
 import numpy as np
 
 import dpcore
+from dpcore import limits
 from dpcore.rng import as_generator
 
 __all__ = [
+    "MAX_CONFIG_BYTES",
+    "MAX_CONFIG_DEPTH",
     "MECHANISMS",
     "UNAVAILABLE",
+    "check_config_keys",
     "Mechanism",
     "RunResult",
     "get_mechanism",
     "load_data",
+    "load_prepared",
     "make_config",
     "mixture_frame",
     "mixture_source",
     "prepare_matrix",
+    "read_config",
     "read_table",
+    "release_frame",
     "register",
     "run_config",
     "validate_config",
@@ -382,39 +389,102 @@ def make_config(
     return validate_config(config)
 
 
-def _finite_number(value: Any, where: str, *, positive: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{where} must be a number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value) or (positive and value <= 0):
-        raise ValueError(f"{where} must be a finite{' positive' if positive else ''} number, "
-                         f"got {value!r}")
+#: Largest configuration file / string, and deepest nesting of its JSON (a run configuration
+#: is 3 levels deep; deeper nesting is an attack on the parser, not a configuration).
+MAX_CONFIG_BYTES = 2**20
+MAX_CONFIG_DEPTH = 16
+_TOP_KEYS = ("dpcore_version", "mechanism", "params", "data", "seed")
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether nested lists/dicts go deeper than ``limit`` (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, dict | list):
+            if depth > limit:
+                return True
+            stack.extend((c, depth + 1) for c in (v.values() if isinstance(v, dict) else v))
+    return False
+
+
+def read_config(text: str | bytes, where: str = "run configuration") -> Any:
+    """Parse configuration JSON with size and depth limits; one-line ``ValueError`` otherwise."""
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ValueError(f"{where} is larger than {MAX_CONFIG_BYTES // 2**10} KiB; a run "
+                         "configuration is a few lines")
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{where} is nested deeper than {MAX_CONFIG_DEPTH} levels") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{where} is not valid JSON ({exc})") from None
+    if _depth_exceeds(value, MAX_CONFIG_DEPTH):
+        raise ValueError(f"{where} is nested deeper than {MAX_CONFIG_DEPTH} levels")
     return value
+
+
+def _check_keys(found: Any, allowed: Any, where: str) -> None:
+    """Refuse unknown keys, suggesting the nearest allowed one (a typo such as ``"Seed"`` or
+    ``"raduis"`` must not silently drop a setting)."""
+    allowed = [str(a) for a in allowed]
+    for key in found:
+        if key in allowed:
+            continue
+        near = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6) or [
+            a for a in allowed if a.lower() == str(key).lower()]
+        hint = f"; did you mean {near[0]!r}?" if near else f"; expected one of {sorted(allowed)}"
+        raise ValueError(f"unknown key {str(key)[:80]!r} in {where}{hint}")
+
+
+def check_config_keys(config: Mapping[str, Any]) -> None:
+    """Refuse unknown top-level and ``data`` keys of a (partial) configuration, with a "did you
+    mean" suggestion; the command line checks its ``--config`` file with it before merging."""
+    _check_keys(config, _TOP_KEYS, "run configuration")
+    if isinstance(config.get("data"), Mapping):
+        _check_keys(config["data"], _DATA_KEYS, "data")
+
+
+def _finite_number(value: Any, where: str, *, positive: bool = False) -> float:
+    try:
+        if positive:
+            return limits.check_radius(value, where)
+        return limits.check_number(where, value, -limits.MAX_ABS_VALUE, limits.MAX_ABS_VALUE)
+    except limits.ParameterError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _config_width(data: Mapping[str, Any]) -> int:
+    """d when the configuration tells it (columns or centre), for budget-derived limits."""
+    for key in ("columns", "center"):
+        value = data.get(key)
+        if isinstance(value, list | tuple) and value:
+            return len(value)
+    return 2
 
 
 def validate_config(d: Any) -> dict:
     """Check a run configuration and return a normalised copy.
 
+    The one validator of run configurations: :func:`run_config`, :func:`make_config` and the
+    command line (``dpcore run``, with or without ``--config``) all go through it.
+
     Raises
     ------
     ValueError
-        Naming the offending key, the value found and what is expected. Unknown top-level or
-        ``data`` keys are errors (a typo such as ``"raduis"`` must not silently drop the
-        declared radius). Parameters are checked against the mechanism's signature when the
-        mechanism is available here.
+        One line naming the offending key, the value found and what is expected. Unknown
+        top-level, ``data`` or parameter keys are errors with a "did you mean" suggestion.
+        Parameters are checked against the mechanism's signature when the mechanism is available
+        here, and against the documented ranges of :mod:`dpcore.limits` (ε, δ, ρ, radius,
+        n_clusters, n_iter, sample_size, β, t). JSON text is read with size and depth limits.
     """
     if isinstance(d, str | bytes):
-        try:
-            d = json.loads(d)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"run configuration is not valid JSON: {exc}") from None
+        d = read_config(d)
     if not isinstance(d, Mapping):
         raise ValueError(f"run configuration must be a JSON object, got {type(d).__name__}")
-    expected = {"dpcore_version", "mechanism", "params", "data", "seed"}
-    unknown = set(d) - expected
-    if unknown:
-        raise ValueError(f"unknown key(s) {sorted(unknown)} in run configuration; "
-                         f"expected {sorted(expected)}")
+    if _depth_exceeds(dict(d), MAX_CONFIG_DEPTH):
+        raise ValueError(f"run configuration is nested deeper than {MAX_CONFIG_DEPTH} levels")
+    _check_keys(d, _TOP_KEYS, "run configuration")
     missing = {"mechanism", "data", "seed"} - set(d)
     if missing:
         raise ValueError(f"run configuration lacks {sorted(missing)}")
@@ -447,19 +517,18 @@ def validate_config(d: Any) -> dict:
         mech = MECHANISMS[mechanism]
         accepted = mech.parameters()
         if accepted and not mech.accepts_any_keyword():
-            bad = sorted(set(params) - set(accepted))
-            if bad:
-                raise ValueError(f"{mechanism} does not take parameter(s) {bad}; "
-                                 f"it takes {sorted(accepted)}")
+            _check_keys(params, accepted, f"the parameters of {mechanism}")
 
     data = d["data"]
     if isinstance(data, str):
         data = {"source": data}
     if not isinstance(data, Mapping):
         raise ValueError(f"data must be an object with keys {list(_DATA_KEYS)}, got {data!r}")
-    unknown = set(data) - set(_DATA_KEYS)
-    if unknown:
-        raise ValueError(f"unknown key(s) {sorted(unknown)} in data; expected {list(_DATA_KEYS)}")
+    _check_keys(data, _DATA_KEYS, "data")
+    try:
+        limits.check_params(params, d=_config_width(data))
+    except limits.ParameterError as exc:
+        raise ValueError(f"params.{exc}") from None
     source = data.get("source")
     if not isinstance(source, str) or not source:
         raise ValueError(f"data.source must be a sample name or a file path, got {source!r}")
@@ -477,14 +546,18 @@ def validate_config(d: Any) -> dict:
     if center is not None:
         if not isinstance(center, list | tuple) or not center:
             raise ValueError(f"data.center must be null or a list of numbers, got {center!r}")
-        center = [_finite_number(c, "data.center[]") for c in center]
+        try:
+            center = limits.check_center(center, name="data.center").tolist()
+        except limits.ParameterError as exc:
+            raise ValueError(str(exc)) from None
         if columns is not None and len(center) != len(columns):
             raise ValueError(f"data.center has {len(center)} coordinates but data.columns "
                              f"names {len(columns)} columns")
 
     seed = d["seed"]
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**128:
+        shown = seed if not isinstance(seed, int) or seed.bit_length() < 200 else "a huge integer"
+        raise ValueError(f"seed must be a non-negative integer below 2**128, got {shown!r}")
 
     return {
         "dpcore_version": version,
@@ -586,39 +659,105 @@ def prepare_matrix(
     """Select columns, centre on the *declared* centre and clip rows to the *declared* radius.
 
     ``X`` is a DataFrame (columns are selected by name, default all numeric ones) or an array
-    (``columns`` then index positions). Nothing is estimated from the data.
+    (``columns`` then index positions). Nothing is estimated from the data. Values, centre and
+    radius must lie in the documented range of :mod:`dpcore.limits` (``|x| ≤ 1e100``, radius in
+    [1e-100, 1e100]); outside it a :class:`~dpcore.data.DataError` names the column and row (never
+    a silently zeroed row).
     """
+    return _prepare(X, columns, radius, center)[0]
+
+
+def _prepare(X: Any, columns: list | None, radius: float | None,
+             center: Any) -> tuple[np.ndarray, list[str]]:
+    """:func:`prepare_matrix` and the names of the columns used."""
     from dpcore import data as dpdata
 
     if hasattr(X, "columns"):  # DataFrame
-        M = dpdata.to_matrix(X, columns)
+        names = [str(c) for c in columns] if columns else dpdata.numeric_columns(X)
+        M = dpdata.to_matrix(X, columns)  # checks the value range, naming column and row
     else:
-        M = np.asarray(X, dtype=np.float64)
+        try:
+            M = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            raise dpdata.DataError("data must be a numeric 2-D table") from None
         if M.ndim != 2:
             raise dpdata.DataError(f"data must be a 2-D table, got shape {M.shape}")
         if columns is not None:
-            if not all(isinstance(c, int) for c in columns):
+            if not all(isinstance(c, int) and not isinstance(c, bool) for c in columns):
                 raise dpdata.DataError(f"columns {columns!r} given by name but the data is an "
                                        "array; pass a DataFrame or integer positions")
+            bad = [c for c in columns if not -M.shape[1] <= c < M.shape[1]]
+            if bad:
+                raise dpdata.DataError(f"columns {bad} are not positions of the data's "
+                                       f"{M.shape[1]} columns")
             M = M[:, columns]
-    if center is not None:
-        c = np.asarray(center, dtype=np.float64)
-        if c.shape != (M.shape[1],):
-            raise dpdata.DataError(f"center has {c.size} coordinates but the data has "
-                                   f"{M.shape[1]} columns")
-        M = M - c
-    if radius is not None:
-        from dpcore.geometry import clip_to_ball
+        names = [f"x{j + 1}" for j in range(M.shape[1])]
+        limits.check_data_range(M, names)
+    try:
+        if center is not None:
+            M = M - limits.check_center(center, M.shape[1])
+        if radius is not None:
+            from dpcore.geometry import clip_to_ball
 
-        M = clip_to_ball(M, radius)
-    return M
+            M = clip_to_ball(M, limits.check_radius(radius))
+    except limits.ParameterError as exc:
+        raise dpdata.DataError(str(exc)) from None
+    return M, names
+
+
+def load_prepared(data: Mapping[str, Any]) -> tuple[np.ndarray, list[str]]:
+    """The prepared matrix a configuration's ``data`` section describes, and its column names."""
+    df, default_columns = read_table(data["source"])
+    return _prepare(df, data.get("columns") or default_columns, data.get("radius"),
+                    data.get("center"))
 
 
 def load_data(data: Mapping[str, Any]) -> np.ndarray:
     """Load and prepare the matrix a configuration's ``data`` section describes."""
-    df, default_columns = read_table(data["source"])
-    return prepare_matrix(df, columns=data.get("columns") or default_columns,
-                          radius=data.get("radius"), center=data.get("center"))
+    return load_prepared(data)[0]
+
+
+#: Released outputs that are points of the data space (shown in the table's units and columns).
+POINT_OUTPUTS = ("centers", "mean")
+
+
+def release_frame(
+    released: Mapping[str, Any],
+    columns: list[str],
+    algorithm: str,
+    guarantee: Any = None,
+    center: Any = None,
+):
+    """The wide CSV table of a release, as the dashboard's centre downloads write it.
+
+    One row per released point (each centre, or the mean), in the *table's units* (the declared
+    centre added back: post-processing), with the table's column names, an ``algorithm``
+    column and a ``guarantee`` column (every release carries its guarantee). A non-point output
+    (e.g. the sensitivity sampler's ``value``) gets columns ``value`` or ``value_1 …``. A
+    declined release (None) is one row of empty cells, so the file says that nothing was
+    released. Write it with :func:`dpcore.text.csv_safe_frame` (user-named columns).
+    """
+    import pandas as pd
+
+    shift = None if center is None else np.asarray(center, dtype=float)
+    frames = []
+    for name, value in released.items():
+        if value is None:
+            frames.append(pd.DataFrame({c: [np.nan] for c in columns}))
+            continue
+        arr = np.atleast_2d(np.asarray(value, dtype=float))
+        if name in POINT_OUTPUTS and arr.shape[1] == len(columns):
+            pts = arr if shift is None else arr + shift
+            frames.append(pd.DataFrame(pts, columns=list(columns)))
+        else:
+            flat = arr.reshape(arr.shape[0], -1)
+            cols = ["value"] if flat.shape[1] == 1 else [f"value_{j + 1}"
+                                                         for j in range(flat.shape[1])]
+            frames.append(pd.DataFrame(flat, columns=cols))
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+    out["algorithm"] = algorithm
+    out["guarantee"] = "" if guarantee is None else str(guarantee)
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -659,6 +798,8 @@ class RunResult:
     seconds: float
     config: dict
     warnings: list[str] = field(default_factory=list)
+    #: Names of the data columns the mechanism saw (the table's, or x1..xd for an array).
+    columns: list[str] | None = None
 
     def to_dict(self) -> dict:
         """JSON-serialisable form (arrays as nested lists)."""
@@ -676,24 +817,27 @@ class RunResult:
         return json.dumps(self.to_dict(), **({"indent": 2} | kwargs))
 
     def to_frame(self):
-        """Long table ``(output, row, column, value)``: one line per released number.
+        """The wide table of :func:`release_frame`: one row per released point, in the table's
+        units and columns, with ``algorithm`` (the mechanism) and ``guarantee`` columns."""
+        d = self._width()
+        columns = self.columns if self.columns and len(self.columns) == d else [
+            f"x{j + 1}" for j in range(d)]
+        return release_frame(self.released, columns, self.mechanism, self.guarantee,
+                             self.config.get("data", {}).get("center"))
 
-        The guarantee's fields appear as ``output == "guarantee"`` rows (column = field name).
-        """
-        import pandas as pd
+    def _width(self) -> int:
+        for name in POINT_OUTPUTS:
+            value = self.released.get(name)
+            if value is not None:
+                return int(np.atleast_2d(np.asarray(value, dtype=float)).shape[1])
+        return len(self.columns or [])
 
-        rows: list[dict] = []
-        for name, value in self.released.items():
-            arr = np.atleast_2d(np.asarray(value, dtype=float)) if value is not None else None
-            if arr is None:
-                rows.append({"output": name, "row": 0, "column": 0, "value": np.nan})
-                continue
-            for (i, j), v in np.ndenumerate(arr):
-                rows.append({"output": name, "row": i, "column": j, "value": float(v)})
-        for key, value in _guarantee_dict(self.guarantee).items():
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                rows.append({"output": "guarantee", "row": 0, "column": key, "value": value})
-        return pd.DataFrame(rows, columns=["output", "row", "column", "value"])
+    def to_csv(self, path: str | Path) -> None:
+        """Write :meth:`to_frame` as CSV, formula prefixes neutralised (column names are the
+        user's)."""
+        from dpcore.text import csv_safe_frame
+
+        csv_safe_frame(self.to_frame()).to_csv(path, index=False)
 
     def summary(self) -> str:
         """A few human-readable lines."""
@@ -756,13 +900,17 @@ def run_config(config: Mapping[str, Any] | str, X: Any = None, *,
     mech = get_mechanism(cfg["mechanism"])
     data = cfg["data"]
     if X is None:
-        M = load_data(data)
+        M, names = load_prepared(data)
     elif prepared:
         M = np.asarray(X, dtype=np.float64)
+        names = list(data["columns"]) if data["columns"] else None
     else:
-        M = prepare_matrix(X, columns=data["columns"], radius=data["radius"],
-                           center=data["center"])
+        M, names = _prepare(X, data["columns"], data["radius"], data["center"])
     params = _resolve_params(mech, cfg["params"], data)
+    try:  # the limits that depend on the data's width (n_clusters, sample_size)
+        limits.check_params(params, d=int(M.shape[1]) if M.ndim == 2 else 2)
+    except limits.ParameterError as exc:
+        raise ValueError(f"params.{exc}") from None
     rng = as_generator(cfg["seed"])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -780,4 +928,5 @@ def run_config(config: Mapping[str, Any] | str, X: Any = None, *,
         seconds=seconds,
         config=cfg,
         warnings=[f"{w.category.__name__}: {w.message}" for w in caught],
+        columns=names,
     )

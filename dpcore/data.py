@@ -422,7 +422,7 @@ def center(X: np.ndarray, center: np.ndarray | Sequence[float] | None = None):
         c = X.mean(axis=0)
     else:
         try:
-            c = check_center(center, X.shape[1], name="the centre")
+            c = check_center(center, X.shape[1], name="centre")
         except ParameterError as exc:
             raise DataError(str(exc)) from None
     return X - c, c

@@ -75,6 +75,7 @@ from dpcore.importance import (
     sampled_lloyd_epsilon,
     uniform_probabilities,
 )
+from dpcore.limits import MAX_ABS_VALUE
 from dpcore.privacy import PrivacyLeakWarning, PureDP, compose
 from dpcore.rng import RNGLike
 
@@ -94,6 +95,42 @@ Progress = Callable[[str], None] | None
 
 class ScaleError(RuntimeError):
     """The distributed computation did not complete; no (partial) result is returned."""
+
+
+class PartitionError(ValueError):
+    """Bad values in one partition; the driver names the file it came from.
+
+    ``args = (message, partition index)``; picklable, so it crosses a distributed cluster.
+    """
+
+    def __init__(self, message: str, index: int) -> None:
+        super().__init__(message, index)
+        self.message, self.index = message, index
+
+    def __str__(self) -> str:
+        return f"partition {self.index}: {self.message}"
+
+
+class _Parts(list):
+    """The delayed partitions, with the file each one was read from when that is known."""
+
+    origins: list[str] | None = None
+
+
+def _files_of(source: str | list[str]) -> list[str]:
+    """The files a path, directory or glob (or a list of them) names, in Dask's order."""
+    from dask.utils import natural_sort_key
+
+    files: list[str] = []
+    for path in [source] if isinstance(source, str) else source:
+        if any(ch in path for ch in "*?["):
+            files += sorted(glob.glob(path), key=natural_sort_key)
+        elif Path(path).is_dir():
+            files += sorted((str(p) for p in Path(path).rglob("*") if p.is_file()
+                             and not p.name.startswith(("_", "."))), key=natural_sort_key)
+        else:
+            files.append(path)
+    return files
 
 
 # --------------------------------------------------------------------------------------------
@@ -118,6 +155,7 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> tup
     import dask.dataframe as dd
 
     paths = [data] if isinstance(data, str | Path) else data
+    origins = None
     if isinstance(paths, list | tuple) and paths and all(isinstance(p, str | Path) for p in paths):
         source = [str(p) for p in paths]
         for path in source:
@@ -127,14 +165,23 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> tup
         source = source[0] if len(source) == 1 else source
         first = source if isinstance(source, str) else source[0]
         try:
+            # all columns first (lazy: only the schema is read), so that a missing column is
+            # named with the ones the files have, not reported as an unreadable file
             if first.endswith((".csv", ".csv.gz")):  # gzip cannot be split: one partition/file
-                data = dd.read_csv(source, blocksize=None if first.endswith(".gz") else "64MB",
-                                   usecols=list(columns) if columns else None)
+                data = dd.read_csv(source, blocksize=None if first.endswith(".gz") else "64MB")
             else:
-                data = dd.read_parquet(source, columns=list(columns) if columns else None)
+                data = dd.read_parquet(source)
         except Exception as exc:  # pyarrow / fsspec raise many types; all mean "not readable"
             raise ValueError(f"cannot read {source!r} as Parquet or CSV "
                              f"({type(exc).__name__}: {exc})") from None
+        files = _files_of(source)
+        if len(files) == data.npartitions:  # one partition per file: name the file in errors
+            origins = files
+        if columns:
+            missing = [c for c in columns if c not in data.columns]
+            if missing:
+                raise ValueError(f"column(s) {missing} not found in {source!r}; its columns are "
+                                 f"{[str(c) for c in data.columns][:50]}")
     if isinstance(data, np.ndarray):
         data = da.from_array(np.asarray(data, dtype=np.float64), chunks=(100_000, -1))
     if type(data).__module__.startswith("pandas") and hasattr(data, "columns"):
@@ -150,7 +197,9 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> tup
             if not names:
                 raise ValueError("the data has no numeric column")
             data = data[names]
-        return list(data.to_delayed()), len(data.columns)
+        parts = _Parts(data.to_delayed())
+        parts.origins = origins
+        return parts, len(data.columns)
     if isinstance(data, da.Array):
         if data.ndim != 2:
             raise ValueError(f"a Dask array must be 2-D (rows, features), got shape {data.shape}")
@@ -161,7 +210,7 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> tup
                 raise ValueError(f"columns {bad} are not positions of the array's "
                                  f"{data.shape[1]} columns")
             data = data[:, list(columns)]
-        return list(data.rechunk({1: -1}).to_delayed()[:, 0]), int(data.shape[1])
+        return _Parts(data.rechunk({1: -1}).to_delayed()[:, 0]), int(data.shape[1])
     raise TypeError("data must be Parquet/CSV paths, a Dask DataFrame or Array, a numpy array "
                     f"or a pandas DataFrame; got {type(data).__name__}")
 
@@ -172,19 +221,27 @@ def _centred(part: Any, index: int, center: np.ndarray | None) -> tuple[np.ndarr
     Non-finite values are refused; the check runs on the squared norms (NaN and ±inf propagate
     into them), so no (n, d) temporary is needed on the fast path.
     """
-    M = part.to_numpy(dtype=np.float64) if hasattr(part, "to_numpy") else np.asarray(
-        part, dtype=np.float64)
+    names = [str(c) for c in part.columns] if hasattr(part, "columns") else None
+    try:
+        M = part.to_numpy(dtype=np.float64) if hasattr(part, "to_numpy") else np.asarray(
+            part, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PartitionError("a chosen column holds non-numeric values; choose numeric "
+                             "columns", index) from None
     if M.ndim != 2:
-        raise ValueError(f"partition {index} is not 2-D (shape {M.shape})")
+        raise PartitionError(f"not 2-D (shape {M.shape})", index)
     if center is not None:
         M = M - center
-    sq = row_norms(M, squared=True)
-    if not np.isfinite(sq).all():
-        bad = int((~np.isfinite(M)).sum())
-        raise ValueError(f"partition {index} has {bad} missing, NaN or infinite value(s)"
-                         + ("" if bad else " or values whose squared norm overflows")
-                         + "; drop or fill them first")
-    return M, sq
+    # |x| ≤ 1e100 (dpcore.limits) keeps every squared norm finite; NaN fails the test too
+    ok = np.abs(M) <= MAX_ABS_VALUE
+    if not ok.all():
+        j = int(np.flatnonzero(~ok.all(axis=0))[0])
+        col = f"column {names[j]!r}" if names else f"column {j + 1}"
+        bad = int((~ok[:, j]).sum())
+        raise PartitionError(f"{col} has {bad} missing, NaN, infinite or out-of-range "
+                             "(|value| > 1e100 after centring) value(s); drop, fill or rescale "
+                             "them first", index)
+    return M, row_norms(M, squared=True)
 
 
 def _matrix(part: Any, index: int, radius: float, center: np.ndarray | None) -> np.ndarray:
@@ -254,22 +311,42 @@ def _lloyd_part(part: Any, index: int, radius: float, center: np.ndarray | None,
     return M.shape[0], np.asarray(sums, dtype=np.float64), np.asarray(counts, dtype=np.float64)
 
 
-def _compute(tasks: list, client: Any, what: str) -> list:
-    """Compute delayed tasks (on ``client`` or the default scheduler); all results or an error."""
+def _compute(tasks: list, client: Any, what: str, origins: list[str] | None = None) -> list:
+    """Compute delayed tasks (on ``client`` or the default scheduler); all results or an error.
+
+    Errors of the data name the file (``origins[i]`` for partition i, when known) and the
+    column, with no advice about the cluster; cluster failures get advice that fits the cause.
+    """
     import dask
 
     try:
         if client is not None:
             return client.gather(client.compute(tasks))
         return list(dask.compute(*tasks))
-    except (ValueError, TypeError, MemoryError, FileNotFoundError, PermissionError):
+    except PartitionError as exc:
+        where = (f"file {origins[exc.index]!r}" if origins and 0 <= exc.index < len(origins)
+                 else f"partition {exc.index}")
+        raise ValueError(f"{where}: {exc.message}") from None
+    except KeyError as exc:  # a column missing from some file (its schema differs)
+        raise ValueError(f"{what}: column {exc.args[0] if exc.args else exc!s} is missing "
+                         "from some of the files; give files with the same columns") from None
+    except (ValueError, TypeError, FileNotFoundError, PermissionError):
         raise  # bad or missing data inside a partition: the original, clear message
+    except MemoryError:
+        raise ScaleError(f"{what} ran out of memory; use smaller partitions or more workers, "
+                         "or a smaller sample_size") from None
     except Exception as exc:  # KilledWorker, CancelledError, lost connections, ...
-        raise ScaleError(
-            f"{what} failed on the cluster ({type(exc).__name__}: {exc}); no partial result "
-            "is returned. Dask retries partitions of a dead worker a few times "
-            "(distributed.scheduler.allowed-failures); restart the cluster and run again"
-        ) from exc
+        name = type(exc).__name__
+        if name == "KilledWorker":
+            advice = ("a worker died repeatedly on the same partition (often out of memory); "
+                      "give the workers more memory or use smaller partitions")
+        elif name in ("CancelledError", "FutureCancelledError"):
+            advice = "the computation was cancelled on the cluster"
+        else:
+            advice = ("the connection to the cluster failed; check that the scheduler and "
+                      "workers are running, then run again")
+        raise ScaleError(f"{what} failed on the cluster ({name}: {exc}); no partial result is "
+                         f"returned. {advice}") from exc
 
 
 def partition_seeds(rng: RNGLike, npartitions: int) -> tuple[np.random.SeedSequence, list]:
@@ -497,7 +574,7 @@ def importance_sample(
     if two_pass:
         _say(progress, f"pass 1/2: counting rows of {len(parts)} partitions")
         stats = _compute([delayed(_stats_part)(p, i, r, c) for i, p in enumerate(parts)],
-                         client, "pass 1 (row counts)")
+                         client, "pass 1 (row counts)", parts.origins)
         rows = np.array([s[0] for s in stats], dtype=np.int64)
         _check_columns({s[1] for s in stats if s[0] > 0})
         if total is not None and total != int(rows.sum()):
@@ -549,14 +626,14 @@ def importance_sample(
     tasks = [delayed(_sample_part)(p, i, seeds[i], r, c, spec) for i, p in enumerate(parts)]
     kept = None
     if gather:
-        results = _compute(tasks, client, f"pass {npass} (sampling)")
+        results = _compute(tasks, client, f"pass {npass} (sampling)", parts.origins)
         meta = [_sample_meta(res) for res in results]
     else:  # persist the samples where they are; bring back only their sizes
         import dask
 
         kept = list(client.persist(tasks) if client is not None else dask.persist(*tasks))
         meta = _compute([delayed(_sample_meta)(k) for k in kept], client,
-                        f"pass {npass} (sampling)")
+                        f"pass {npass} (sampling)", parts.origins)
     t2 = time.perf_counter()
 
     seen = np.array([mt[0] for mt in meta], dtype=np.int64)
@@ -713,6 +790,7 @@ def dp_lloyd(
     r = float(radius)
     c = None if center is None else np.asarray(center, dtype=np.float64)
     parts, _ = _partitions(data, columns)
+    origins = parts.origins
     if persist:
         parts = list(client.persist(parts) if client is not None else dask.persist(*parts))
     root, _ = partition_seeds(rng, 0)
@@ -720,14 +798,14 @@ def dp_lloyd(
     t0 = time.perf_counter()
     _say(progress, f"counting rows of {len(parts)} partitions")
     stats = _compute([delayed(_stats_part)(p, i, r, c) for i, p in enumerate(parts)], client,
-                     "row count")
+                     "row count", origins)
     rows = np.array([s[0] for s in stats], dtype=np.int64)
     n, d = int(rows.sum()), int(stats[0][1])
     cal = calibrate_lloyd(None, epsilon=epsilon, n=n, dim=d, radius=r, n_iter=n_iter)
 
     def map_reduce(centers: np.ndarray):
         out = _compute([delayed(_lloyd_part)(p, i, r, c, centers) for i, p in enumerate(parts)],
-                       client, "a DP-Lloyd iteration")
+                       client, "a DP-Lloyd iteration", origins)
         seen = np.array([o[0] for o in out], dtype=np.int64)
         if not np.array_equal(seen, rows):
             raise ScaleError(f"a DP-Lloyd iteration saw {int(seen.sum())} rows, not {n}; "

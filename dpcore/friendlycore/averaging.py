@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dpcore.limits import check_params
 from dpcore.noise import gaussian, gaussian_sigma_zcdp
 from dpcore.privacy import ZCDP, ApproxDP, Guarantee
 from dpcore.rng import RNGLike, as_generator
@@ -262,6 +263,7 @@ def friendly_mean(
     if (rho is None) == (epsilon is None):
         raise ValueError("give exactly one of rho (zCDP) or epsilon ((epsilon, delta)-DP)")
     check_privacy(rho=rho, epsilon=epsilon, delta=delta)
+    check_params(epsilon=epsilon, rho=rho, delta=delta, beta=beta)
     if split not in ("paper", "default"):
         raise ValueError(f"split must be 'paper' or 'default', got {split!r}")
     gen = as_generator(rng)

@@ -331,13 +331,15 @@ _BY_NAME = {
 }
 
 
-def check_params(params: dict[str, Any] | None = None, *, d: int = 2, **kwargs: Any) -> None:
+def check_params(params: dict[str, Any] | None = None, *, d: int = 2, required: bool = False,
+                 **kwargs: Any) -> None:
     """Check every parameter whose name this module knows (ε, δ, ρ, radius, k, n_iter, m, β, t).
 
-    ``None`` values are skipped (a parameter left at "not given"); unknown names are left to the
-    mechanism. Used by :mod:`dpcore.runconfig` (hence the CLI) and by estimators' ``fit``.
+    ``None`` values are skipped (a parameter left at "not given") unless ``required``; unknown
+    names are left to the mechanism. Used by :mod:`dpcore.runconfig` (hence the CLI) and by
+    estimators' ``fit``.
     """
     for key, value in {**(params or {}), **kwargs}.items():
         check = _BY_NAME.get(key)
-        if check is not None and value is not None:
+        if check is not None and (value is not None or required):
             check(value, d)

@@ -52,6 +52,7 @@ __all__ = [
     "MEMORY_ENV",
     "ParameterError",
     "ResourceLimits",
+    "check_approx_range",
     "check_center",
     "check_count",
     "check_data_range",
@@ -294,6 +295,14 @@ def check_n_clusters(value: Any, *, d: int = 2, n: int | None = None,
     return check_count(name, value, 1, hi, why=why)
 
 
+def check_approx_range(value: Any, name: str = "approx") -> float:
+    """Max-cover's approximation constant in ``[0.01, 0.99]``: the grids grow like
+    (1/approx)^d', so 0.001 already runs for minutes on 100 points (issue 14, runaway work)."""
+    return check_number(name, value, 0.01, 0.99,
+                        why=" (the approximation constant, not the privacy ε; smaller values "
+                            "make the grids explode)")
+
+
 def check_n_iter(value: Any, name: str = "n_iter") -> int:
     """An iteration count in ``[1, 1000]``."""
     return check_count(name, value, 1, MAX_ITER)
@@ -323,17 +332,24 @@ _BY_NAME = {
     "delta": lambda v, d: check_delta(v, allow_zero=True),
     "rho": lambda v, d: check_rho(v),
     "radius": lambda v, d: check_radius(v),
+    "lower": lambda v, d: check_number("lower", v, 0.0, MAX_RADIUS),
+    "upper": lambda v, d: check_number("upper", v, 0.0, MAX_RADIUS),
     "n_clusters": lambda v, d: check_n_clusters(v, d=d),
     "n_iter": lambda v, d: check_n_iter(v),
     "sample_size": lambda v, d: check_sample_size(v, d=d),
     "beta": lambda v, d: check_probability(v, "beta"),
+    "quantile": lambda v, d: check_number("quantile", v, 0.0, 1.0),
+    "confidence": lambda v, d: check_probability(v, "confidence"),
+    "lam": lambda v, d: check_number("lam", v, 0.0, 1.0),
+    "m": lambda v, d: check_count("m", v, 1, resource_limits(d).max_rows(2 * d)),
     "t": lambda v, d: check_count("t", v, 1, resource_limits(d).max_rows(d)),
 }
 
 
 def check_params(params: dict[str, Any] | None = None, *, d: int = 2, required: bool = False,
                  **kwargs: Any) -> None:
-    """Check every parameter whose name this module knows (ε, δ, ρ, radius, k, n_iter, m, β, t).
+    """Check every parameter whose name this module knows (ε, δ, ρ, radius, k, n_iter, sample
+    size, β, t, quantile, confidence, λ, m).
 
     ``None`` values are skipped (a parameter left at "not given") unless ``required``; unknown
     names are left to the mechanism. Used by :mod:`dpcore.runconfig` (hence the CLI) and by

@@ -377,7 +377,7 @@ class DPLloyd:
 
     def _check_params(self) -> tuple[int, float, float, int]:
         check_params(epsilon=self.epsilon, n_iter=self.n_iter, n_clusters=self.n_clusters,
-                     required=True)
+                     radius=self.radius, lam=self.lam, required=True)
         k = self.n_clusters
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"n_clusters must be an integer ≥ 1, got {k!r}")

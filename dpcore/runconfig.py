@@ -234,11 +234,20 @@ def sensitivity_release(
     """
     from dpcore import sensitivity, statistics
 
-    stat = statistics.get_statistic(statistic, **(statistic_params or {}))
     d = X.shape[1]
+    limits.check_params(epsilon=epsilon, m=m, d=d)
+    if gamma is not None:
+        limits.check_probability(gamma, "gamma")
+    if statistic_params is not None and not isinstance(statistic_params, Mapping):
+        raise ValueError(f"statistic_params must be an object, got {statistic_params!r}"[:200])
+    stat = statistics.get_statistic(statistic, **(statistic_params or {}))
     if oracle == "uniform":
-        lo, hi = bounds if bounds is not None else stat.params.get("bounds", (0.0, 1.0))
-        if not float(lo) < float(hi):
+        pair = bounds if bounds is not None else stat.params.get("bounds", (0.0, 1.0))
+        if not isinstance(pair, list | tuple | np.ndarray) or len(pair) != 2:
+            raise ValueError(f"bounds must be [lo, hi], got {pair!r}"[:200])
+        lo, hi = (limits.check_number(f"bounds[{i}]", v, -limits.MAX_ABS_VALUE,
+                                      limits.MAX_ABS_VALUE) for i, v in enumerate(pair))
+        if not lo < hi:
             raise ValueError(f"bounds must be [lo, hi] with lo < hi, got {[lo, hi]!r}")
 
         def draw(size: int, gen: np.random.Generator) -> np.ndarray:

@@ -262,8 +262,9 @@ def friendly_mean(
     X = check_points(X)
     if (rho is None) == (epsilon is None):
         raise ValueError("give exactly one of rho (zCDP) or epsilon ((epsilon, delta)-DP)")
+    check_params(delta=delta, beta=beta, required=True)
+    check_params(epsilon=epsilon, rho=rho, radius=radius)
     check_privacy(rho=rho, epsilon=epsilon, delta=delta)
-    check_params(epsilon=epsilon, rho=rho, delta=delta, beta=beta)
     if split not in ("paper", "default"):
         raise ValueError(f"split must be 'paper' or 'default', got {split!r}")
     gen = as_generator(rng)

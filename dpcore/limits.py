@@ -116,6 +116,8 @@ def check_number(name: str, value: Any, lo: float, hi: float, *, allow_inf: bool
     v = _real(name, value)
     if allow_inf and v == math.inf:
         return v
+    if lo > 0 and not (math.isfinite(v) and v > 0):  # the usual wording for the usual mistake
+        raise ParameterError(name, f"{name} must be finite and > 0, got {value!r}")
     if not lo <= v <= hi:
         raise ParameterError(name, f"{name} must be between {_fmt(lo)} and {_fmt(hi)}"
                                    f"{why}, got {value!r}")
@@ -134,9 +136,11 @@ def check_delta(value: Any, name: str = "delta", *, allow_zero: bool = False) ->
     v = _real(name, value)
     if allow_zero and v == 0.0:
         return v
-    if not MIN_DELTA <= v < 1.0:
-        low = "0 or " if allow_zero else ""
-        raise ParameterError(name, f"{name} must be {low}in [1e-100, 1), got {value!r}")
+    if not 0.0 < v < 1.0:
+        raise ParameterError(name, f"{name} must be {'0 or ' if allow_zero else ''}in (0, 1), "
+                                   f"got {value!r}")
+    if v < MIN_DELTA:
+        raise ParameterError(name, f"{name} must be at least 1e-100, got {value!r}")
     return v
 
 
@@ -168,7 +172,9 @@ def check_count(name: str, value: Any, lo: int, hi: int, *, why: str = "") -> in
             raise ParameterError(name, f"{name} must be an integer, got {value!r}")
         value = int(v)
     value = int(value)
-    if not lo <= value <= hi:
+    if value < lo:
+        raise ParameterError(name, f"{name} must be an integer >= {lo}, got {value}")
+    if value > hi:
         shown = value if abs(value) < 10**15 else f"an integer of {len(str(abs(value)))} digits"
         raise ParameterError(name, f"{name} must be an integer from {lo} to {hi:,}{why}, "
                                    f"got {shown}")

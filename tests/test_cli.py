@@ -108,7 +108,7 @@ def test_param_flags_are_parsed_as_json(table, capsys):
         (["run", "--config", "missing.json"], "no such file"),
         (["run"], "name a mechanism"),
         (["run", "cli_standin", "{table}", "--radius", -1, "--epsilon", 1],
-         "data.radius must be between 1e-100 and 1e+100, got -1.0"),
+         "data.radius must be finite and > 0, got -1.0"),
         (["reproduce", "no_such_paper"], "unknown paper 'no_such_paper'"),
     ],
 )

@@ -356,11 +356,15 @@ def cmd_app(args: argparse.Namespace) -> int:
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    from dpcore import scale
+    from dpcore import limits, scale
 
     _check_out(args.out, (".parquet", ".csv", ".npz"))
     if args.radius is None:
         raise CLIError("dpcore sample needs the declared --radius")
+    limits.check_params(radius=args.radius, sample_size=args.sample_size, epsilon=args.epsilon,
+                        stat_epsilon=args.stat_epsilon, n_iter=args.n_iter, lam=args.lam)
+    if args.center is not None:
+        limits.check_center(args.center, name="--center")
     with _dask_client(args.scheduler) as client, _heartbeat(args, "sampling"):
         _progress(args, f"importance sampling {args.data} ({args.sampler})")
         sample = scale.importance_sample(

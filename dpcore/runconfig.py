@@ -513,8 +513,12 @@ def validate_config(d: Any) -> dict:
     if not isinstance(mechanism, str) or (
         mechanism not in MECHANISMS and mechanism not in UNAVAILABLE
     ):
-        raise ValueError(f"unknown mechanism {mechanism!r}; choose one of "
-                         f"{sorted(set(MECHANISMS) | set(UNAVAILABLE))}")
+        names = sorted(set(MECHANISMS) | set(UNAVAILABLE))
+        near = difflib.get_close_matches(str(mechanism), names, n=1)
+        shown = repr(mechanism) if len(repr(mechanism)) <= 80 else repr(mechanism)[:80] + "…"
+        raise ValueError(f"unknown mechanism {shown}; "
+                         + (f"did you mean {near[0]!r}? " if near else "")
+                         + f"choose one of {names}")
 
     params = d.get("params") or {}
     if not isinstance(params, Mapping):

@@ -62,6 +62,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.cancel import checkpoint
 from dpcore.geometry import clip_to_ball, row_norms
 from dpcore.importance import (
     LloydCalibration,
@@ -711,6 +712,7 @@ def _lloyd_iterations(stats: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray
     from dpcore.lloyd import noisy_lloyd_update
 
     for t in range(int(n_iter)):
+        checkpoint(t / n_iter, f"DP-Lloyd iteration {t + 1} of {n_iter}")  # Stop / superseded
         sums, counts = stats(centers)
         centers = noisy_lloyd_update(sums, counts, centers, beta_sum=beta_sum,
                                      beta_count=beta_count, radius=radius, rng=rng)

@@ -383,3 +383,19 @@ def test_estimator_warnings_do_not_leak_into_other_tests():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         limits.check_params(epsilon=1.0, delta=1e-6, n_clusters=3, n_iter=5, beta=0.1)
+
+
+def test_dask_dp_lloyd_stops_at_the_next_iteration_when_cancelled():
+    pytest.importorskip("dask.array")
+    import dask
+
+    from dpcore import scale
+    from dpcore.cancel import Cancelled, RunControl, controlled
+
+    seen = []
+    ctl = RunControl(on_progress=lambda f, msg: (seen.append(msg), ctl.cancel()))
+    X = np.random.default_rng(0).normal(size=(2000, 2))
+    with dask.config.set(scheduler="synchronous"), controlled(ctl):
+        with pytest.raises(Cancelled):
+            scale.dp_lloyd(X, 2, epsilon=1.0, radius=5.0, n_iter=50, rng=0)
+    assert seen == ["DP-Lloyd iteration 1 of 50"]  # stopped at the second checkpoint

@@ -79,10 +79,12 @@ def squared_distances(X: np.ndarray, C: np.ndarray) -> np.ndarray:
     """
     X = np.asarray(X, dtype=float)
     C = np.asarray(C, dtype=float)
-    D = X @ C.T
-    D *= -2.0
-    D += row_norms(X, squared=True)[:, None]
-    D += row_norms(C, squared=True)[None, :]
+    x_sq, c_sq = row_norms(X, squared=True), row_norms(C, squared=True)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected below
+        D = X @ C.T
+        D *= -2.0
+        D += x_sq[:, None]
+        D += c_sq[None, :]
     np.maximum(D, 0.0, out=D)
     if not np.isfinite(D).all() and np.isfinite(X).all() and np.isfinite(C).all():
         raise _overflow_error("squared distances")
@@ -128,13 +130,14 @@ def nearest_center(
     labels = np.empty(n, dtype=np.int64)
     sq_dist = np.empty(n, dtype=float)
     neg2_ct = -2.0 * C.T
-    for start in range(0, n, block_rows):
-        stop = min(start + block_rows, n)
-        D = X[start:stop] @ neg2_ct
-        D += c_sq
-        lab = np.argmin(D, axis=1)
-        labels[start:stop] = lab
-        sq_dist[start:stop] = D[np.arange(stop - start), lab] + x_sq[start:stop]
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected below
+        for start in range(0, n, block_rows):
+            stop = min(start + block_rows, n)
+            D = X[start:stop] @ neg2_ct
+            D += c_sq
+            lab = np.argmin(D, axis=1)
+            labels[start:stop] = lab
+            sq_dist[start:stop] = D[np.arange(stop - start), lab] + x_sq[start:stop]
     np.maximum(sq_dist, 0.0, out=sq_dist)
     if not np.isfinite(sq_dist).all() and np.isfinite(c_sq).all() and np.isfinite(x_sq).all():
         raise _overflow_error("squared distances")

@@ -98,6 +98,7 @@ def test_friendly_mean_refuses_nan_beta():
 # ------------------------------------------------------------------------ finding 2: suggestions
 
 
+@pytest.mark.filterwarnings("ignore:a radius computed from the data")
 def test_suggested_radius_is_never_nan_and_says_why():
     s = suggest_radius(pd.DataFrame({"a": [1e308, -1e308], "b": [1e308, 1.0]}))
     assert s.value is None and "outside the supported range" in s.message

@@ -53,8 +53,9 @@ def report():
     rows = {a: dict(c) for a, c in sorted(COUNTS.items())}
     print("\nfuzz counts by area:")
     for area, c in rows.items():
-        print(f"  {area:28s} inputs {c.get('inputs', 0):5d}  clear errors "
-              f"{c.get('clear error', 0):5d}  correct results {c.get('correct', 0):5d}")
+        print(f"  {area:32s} inputs {c.get('inputs', 0):5d}  clear errors "
+              f"{c.get('clear error', 0):5d}  correct results {c.get('correct', 0):5d}"
+              + (f"  known bug {c['known bug']}" if c.get("known bug") else ""))
     path = os.environ.get("DPCORE_FUZZ_REPORT")
     if path:
         with open(path, "w") as fh:
@@ -389,6 +390,11 @@ ALIASES = {"epsilon": ("epsilon", "rho", "budget"), "rho": ("rho",), "n_iter": (
            "lower": ("lower", "range"), "upper": ("upper", "range"), "m": ("m ", "m=", "m must")}
 
 UNCLEAR: list[str] = []
+# Bugs the fuzz found in modules owned elsewhere, pinned by a strict xfail below (which turns into
+# a failure once fixed, so this list cannot outlive the bug): counted, not hidden.
+KNOWN_BUGS = {
+    "MaxCoverKMeans": "zero-size array to reduction operation minimum",
+}
 
 
 # Valid values mixed into every pool, so that correct results are exercised too.
@@ -415,6 +421,9 @@ def _check_estimator(name: str, kw: dict) -> None:
             value, radius = fn(**kw)
         except ValueError as exc:
             text = one_line(exc)
+            if KNOWN_BUGS.get(name, "\0") in text:
+                record(f"estimator: {name}", "known bug")
+                return
             words = [w for k in kw for w in ALIASES.get(k, (k,))]
             if not any(w in text for w in words):
                 UNCLEAR.append(f"{name}({kw!r}): {text}")
@@ -440,6 +449,13 @@ def test_estimator_parameters_clear_error_or_correct_result(name):
 
     run()
     assert not UNCLEAR, "errors that do not name the parameter:\n" + "\n".join(UNCLEAR)
+
+
+@pytest.mark.xfail(strict=True, reason="maxcover _LazyCover.root_box on an empty active set "
+                   "(every point covered before the k'-th draw); reported to the max-cover owner")
+def test_maxcover_with_every_point_covered_releases_centres():
+    c, _ = _maxcover(n_clusters=1, epsilon=4.0)
+    assert np.isfinite(c).all()
 
 
 @pytest.mark.slow

@@ -396,8 +396,16 @@ def _add_scale_flags(p: Any) -> None:
                    help="estimate x̃ privately with this ε (taken from the total ε)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's contract for usage errors too: one line, exit status 2
+    (``dpcore run --epsilon abc`` names the option; ``--help`` shows the usage)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_BAD_INPUT, f"dpcore: error: {self.prog}: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="dpcore", description="Differentially private clustering and aggregation.")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -400,3 +400,16 @@ def test_dask_dp_lloyd_stops_at_the_next_iteration_when_cancelled():
         with pytest.raises(Cancelled):
             scale.dp_lloyd(X, 2, epsilon=1.0, radius=5.0, n_iter=50, rng=0)
     assert seen == ["DP-Lloyd iteration 1 of 50"]  # stopped at the second checkpoint
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["run", "dplloyd", "x.csv", "--epsilon", "abc"], "argument --epsilon: invalid float"),
+    (["run", "dplloyd", "x.csv", "--bogus", "1"], "unrecognized arguments: --bogus 1"),
+    (["run", "dplloid", "x.csv"], "did you mean 'dplloyd'?"),
+])
+def test_usage_errors_are_one_line_and_status_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as info:
+        code = cli.main(argv)
+        raise SystemExit(code)
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and len(err.strip().splitlines()) == 1 and message in err, err

@@ -51,6 +51,7 @@ __all__ = [
     "MECHANISMS",
     "UNAVAILABLE",
     "check_config_keys",
+    "check_mixture_size",
     "Mechanism",
     "RunResult",
     "get_mechanism",
@@ -620,12 +621,32 @@ def _parse_mixture(source: str) -> dict:
     types = {"n": int, "d": int, "k": int, "sigma": float, "center_radius": float}
     try:
         items = dict(item.split("=", 1) for item in source[len(MIXTURE_PREFIX):].split(","))
-        if set(items) != set(types):
+        if set(items) != set(types) or any(len(v) > 32 for v in items.values()):
             raise ValueError
-        return {key: types[key](value) for key, value in items.items()}
+        spec = {key: types[key](value) for key, value in items.items()}
     except ValueError:
-        raise ValueError(f"data.source {source!r} must look like "
+        raise ValueError(f"data.source {source[:120]!r} must look like "
                          f"{mixture_source(1000, 2, 3, 1.0, 10.0)!r}") from None
+    check_mixture_size(spec["n"], spec["d"], spec["k"], spec["sigma"], spec["center_radius"])
+    return spec
+
+
+def check_mixture_size(n: int, d: int, k: int, sigma: float, center_radius: float) -> None:
+    """The synthetic mixture's parameters, with n × d within the session memory budget
+    (:func:`dpcore.limits.resource_limits`): the dashboard's sliders and ``mixture:`` sources."""
+    from dpcore.data import DEFAULT_MAX_COLUMNS
+
+    try:
+        d = limits.check_count("d", d, 1, DEFAULT_MAX_COLUMNS)
+        max_rows = limits.resource_limits(d).max_rows(d)
+        limits.check_count("n", n, 2, max_rows,
+                           why=f" for d = {d} within the session memory budget "
+                               f"({limits.MEMORY_ENV})")
+        limits.check_count("k", k, 1, n)
+        limits.check_radius(sigma, "sigma")
+        limits.check_radius(center_radius, "center_radius")
+    except limits.ParameterError as exc:
+        raise ValueError(f"mixture: {exc}") from None
 
 
 def read_table(source: str):

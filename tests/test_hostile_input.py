@@ -413,3 +413,11 @@ def test_usage_errors_are_one_line_and_status_2(argv, message, capsys):
         raise SystemExit(code)
     err = capsys.readouterr().err
     assert info.value.code == 2 and len(err.strip().splitlines()) == 1 and message in err, err
+
+
+def test_generated_mixture_is_bounded_by_the_budget(monkeypatch):
+    monkeypatch.setenv(limits.MEMORY_ENV, "1024")
+    with pytest.raises(ValueError, match=r"mixture: n must be an integer from 2 to 335,544 for "
+                                         r"d = 100 within the session memory budget"):
+        rc.read_table(rc.mixture_source(10**6, 100, 3, 0.3, 10.0))  # 0.8 GB per copy before
+    assert rc.read_table(rc.mixture_source(1000, 2, 3, 0.3, 10.0))[0].shape == (1000, 3)

@@ -398,7 +398,7 @@ KNOWN_BUGS = {
 
 
 # Valid values mixed into every pool, so that correct results are exercised too.
-VALID = {"n_clusters": [1, 2, 3], "epsilon": [0.2, 1.0, 4.0], "delta": [1e-9, 1e-6],
+VALID = {"n_clusters": [1, 2, 3], "epsilon": [0.2, 1.0, 4.0, 1e4], "delta": [1e-9, 1e-6],
          "radius": [0.5, 3.0, 30.0], "n_iter": [1, 3], "sample_size": [50.0, 200.0],
          "lam": [0.0, 0.5, 1.0], "t": [300, 400], "beta": [0.01, 0.2], "approx": [0.3, 0.5],
          "rho": [0.1, 2.0], "quantile": [0.5, 0.99], "lower": [0.01, 0.1],

@@ -54,6 +54,7 @@ __all__ = [
     "ParameterError",
     "ResourceLimits",
     "check_approx_range",
+    "check_bounds",
     "check_center",
     "check_count",
     "check_data_range",
@@ -198,6 +199,30 @@ def check_center(value: Any, d: int | None = None, name: str = "center") -> np.n
         raise ParameterError(name, f"{name}[{bad[0]}] = {items[bad[0]]!r} is outside the "
                                    f"supported range |value| ≤ 1e100")
     return c
+
+
+def check_bounds(bounds: Any, columns: list[str] | None = None,
+                 name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
+    """Per-column public bounds ``[(lo, hi), …]``: finite, ``|·| ≤ 1e100``, ``lo < hi``.
+
+    Returns ``(lower, upper)`` arrays. The message names the column (``columns[j]`` when
+    given, else ``bounds[j]``). Use before deriving a centre and radius from bounds
+    (:func:`dpcore.ui_state.box_geometry`).
+    """
+    if isinstance(bounds, str | bytes) or not hasattr(bounds, "__len__"):
+        raise ParameterError(name, f"{name} must be a list of (lower, upper) pairs, "
+                                   f"got {bounds!r}"[:200])
+    lo, hi = np.empty(len(bounds)), np.empty(len(bounds))
+    for j, pair in enumerate(bounds):
+        where = f"bound of column {columns[j]!r}" if columns and j < len(columns) else (
+            f"bound {j + 1}")
+        if isinstance(pair, str | bytes) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise ParameterError(name, f"{where}: give a (lower, upper) pair, got {pair!r}"[:200])
+        lo[j], hi[j] = (check_number(f"{side} {where}", v, -MAX_ABS_VALUE, MAX_ABS_VALUE)
+                        for side, v in zip(("lower", "upper"), pair, strict=True))
+        if not lo[j] < hi[j]:
+            raise ParameterError(name, f"{where}: lower must be < upper, got {list(pair)!r}")
+    return lo, hi
 
 
 def check_data_range(X: np.ndarray, columns: list[str] | None = None) -> None:

@@ -68,6 +68,17 @@ def test_prepare_matrix_refuses_values_outside_the_documented_range():
         rc.prepare_matrix(pd.DataFrame({"a": [1.0, 2.0]}), center=[1e308])
 
 
+def test_public_bounds_are_checked_per_column():
+    lo, hi = limits.check_bounds([(-180, 180), (-90, 90)], ["lon", "lat"])
+    assert lo.tolist() == [-180, -90] and hi.tolist() == [180, 90]
+    for bad, message in [([(-1e308, 1e308)], "lower bound of column 'lon' must be between"),
+                         ([(1, 0)], "bound of column 'lon': lower must be < upper"),
+                         ([(0, float("nan"))], "upper bound of column 'lon' must be a number"),
+                         ([(0,)], "give a (lower, upper) pair"), ("x", "must be a list")]:
+        with pytest.raises(limits.ParameterError, match=re.escape(message)):
+            limits.check_bounds(bad, ["lon"])
+
+
 def test_integers_beyond_the_float_range_are_named_not_a_traceback():
     df = load_table(("a,b\n" + "1" + "0" * 400 + ",1\n2,3\n").encode())
     assert df["a"].dtype == float  # numeric, so the preview shows it and to_matrix names it

@@ -31,13 +31,13 @@ _NEWLINES = re.compile(r"\r\n|\r|\n")
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
-def md_text(value: Any, *, max_chars: int | None = 500) -> str:
+def md_text(value: Any, *, max_chars: int | None = None) -> str:
     """``value`` as a Markdown fragment that renders as exactly its text.
 
     Backslash-escapes every Markdown / HTML / math / directive character, so no link, image,
     emphasis, heading, HTML tag, entity, ``$`` formula or ``:red[…]`` colour is produced; line
     breaks become spaces (a name is one line). ``max_chars`` shortens very long strings
-    (``…`` appended); ``None`` keeps everything.
+    (``…`` appended), e.g. 80 for a column name in a caption; ``None`` (default) keeps all.
 
     Examples
     --------

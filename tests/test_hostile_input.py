@@ -432,3 +432,8 @@ def test_generated_mixture_is_bounded_by_the_budget(monkeypatch):
                                          r"d = 100 within the session memory budget"):
         rc.read_table(rc.mixture_source(10**6, 100, 3, 0.3, 10.0))  # 0.8 GB per copy before
     assert rc.read_table(rc.mixture_source(1000, 2, 3, 0.3, 10.0))[0].shape == (1000, 3)
+
+
+def test_md_text_shortens_only_on_request():
+    assert md_text("a" * 1000) == "a" * 1000
+    assert md_text("a" * 1000, max_chars=80) == "a" * 80 + "…"

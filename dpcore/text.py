@@ -39,10 +39,8 @@ def md_text(value: Any, *, max_chars: int | None = None) -> str:
     breaks become spaces (a name is one line). ``max_chars`` shortens very long strings
     (``…`` appended), e.g. 80 for a column name in a caption; ``None`` (default) keeps all.
 
-    Examples
-    --------
-    >>> md_text("![t](http://127.0.0.1:9/x.png)")
-    '\\\\!\\\\[t\\\\]\\\\(http\\\\://127\\\\.0\\\\.0\\\\.1\\\\:9/x\\\\.png\\\\)'
+    Example: ``![t](http://127.0.0.1:9/x.png)`` becomes ``\\!\\[t\\]\\(http\\:\\/\\/…`` and
+    renders as exactly ``![t](http://127.0.0.1:9/x.png)``: no image is fetched.
     """
     text = str(value)
     if max_chars is not None and len(text) > max_chars:

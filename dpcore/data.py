@@ -110,30 +110,47 @@ def _too_big(size: int, max_bytes: int, after: str = "") -> str:
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-def _gunzip(raw: bytes, max_bytes: int) -> bytes:
-    """Decompress every member of a gzip file (RFC 1952 allows several), at most ``max_bytes``."""
+def _gunzip(raw: bytes, max_bytes: int) -> bytearray:
+    """Decompress every member of a gzip file (RFC 1952 allows several), at most ``max_bytes``.
+
+    The input is fed in 64 KiB chunks: zlib copies the input left after a member into
+    ``unused_data``, so feeding everything at once would copy the rest of the file once per
+    member (quadratic on a BGZF file of 64 KiB members).
+    """
     out = bytearray()
-    data = raw
-    while data:
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    view = memoryview(raw)
+    pos, chunk = 0, 1 << 16
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    pending: bytes | memoryview = b""
+    fed = False
+    while True:
+        if not pending:
+            if pos >= len(raw):
+                break
+            pending, pos = view[pos:pos + chunk], pos + chunk
         try:
             # max_length ≥ 1 here (0 would mean "unlimited")
-            out += d.decompress(data, max_bytes + 1 - len(out))
+            out += d.decompress(pending, max_bytes + 1 - len(out))
         except zlib.error as exc:
             raise DataError(
                 f"the file looks gzip-compressed but cannot be decompressed ({exc})"
             ) from None
+        fed = True
         if len(out) > max_bytes or d.unconsumed_tail:
             raise DataError(_too_big(len(out), max_bytes, " after decompression"))
-        if not d.eof:
-            raise DataError("the gzip file is truncated (its end is missing); download or "
-                            "compress it again")
-        data = d.unused_data
-        if data and data[:2] != _GZIP_MAGIC:
-            if data.strip(b"\x00"):  # gzip(1) ignores trailing zero padding, nothing else
-                raise DataError("the gzip file has unexpected bytes after its last member")
-            break
-    return bytes(out)
+        pending = d.unused_data if d.eof else b""
+        if d.eof:
+            head = bytes(pending[:2]) + bytes(view[pos:pos + max(0, 2 - len(pending))])
+            if head and head != _GZIP_MAGIC:
+                rest = bytes(pending) + bytes(view[pos:])
+                if rest.strip(b"\x00"):  # gzip(1) ignores trailing zero padding, nothing else
+                    raise DataError("the gzip file has unexpected bytes after its last member")
+                return out
+            d, fed = zlib.decompressobj(16 + zlib.MAX_WBITS), False
+    if fed and not d.eof:
+        raise DataError("the gzip file is truncated (its end is missing); download or "
+                        "compress it again")
+    return out
 
 
 # Byte-order marks, longest first (UTF-32 LE starts like UTF-16 LE).

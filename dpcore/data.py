@@ -22,6 +22,7 @@ import csv
 import io
 import math
 import os
+import re
 import warnings
 import zlib
 from collections import Counter
@@ -57,6 +58,7 @@ MAX_UPLOAD_MIB = 200
 DEFAULT_MAX_BYTES = MAX_UPLOAD_MIB * 2**20
 DEFAULT_MAX_COLUMNS = 2000  # MNIST (784) fits; a wider table is almost surely a mistake
 _DELIMITERS = ",\t;|"
+_LINE_END = re.compile(r"\r\n|\r|\n")
 # Only these cells are missing: not pandas' default list, which turns Namibia's code "NA" into NaN.
 _NA_TOKENS = ["", "nan", "NaN", "NAN", "-nan", "null", "NULL"]
 
@@ -234,10 +236,25 @@ def _numbers_beyond_int64(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _head_lines(text: str, k: int, *, skip_blank: bool = True) -> list[str]:
+    """The first ``k`` (non-blank) lines, without splitting the whole text (200 MiB uploads)."""
+    out: list[str] = []
+    start = 0
+    for m in _LINE_END.finditer(text):  # lazy: stops after k lines
+        line, start = text[start:m.start()], m.end()
+        if line.strip() or not skip_blank:
+            out.append(line)
+            if len(out) >= k:
+                return out
+    if text[start:].strip() or (not skip_blank and start < len(text)):
+        out.append(text[start:])
+    return out[:k]
+
+
 def _sniff_delimiter(text: str, name: str) -> str:
     if name.endswith((".tsv", ".tab")):
         return "\t"
-    head = "\n".join(text.splitlines()[:50])
+    head = "\n".join(_head_lines(text, 50, skip_blank=False))
     try:
         return csv.Sniffer().sniff(head, delimiters=_DELIMITERS).delimiter
     except csv.Error:
@@ -248,7 +265,7 @@ def _parse_text(text: str, name: str) -> pd.DataFrame:
     if not text.strip():
         raise DataError("the file is empty")
     delim = _sniff_delimiter(text, name)
-    header_line = next(line for line in text.splitlines() if line.strip())
+    header_line = _head_lines(text, 1)[0]
     header = next(csv.reader([header_line], delimiter=delim))
     dupes = sorted(c for c, m in Counter(h.strip() for h in header).items() if m > 1)
     if dupes:
@@ -262,7 +279,12 @@ def _parse_text(text: str, name: str) -> pd.DataFrame:
         raise DataError(f"the file is not a well-formed table: {exc}") from None
     df = _numbers_beyond_int64(df)
     if df.shape[1] == 1:
-        others = [d for d in _DELIMITERS + " " if d != delim and d in header_line.strip()]
+        # Only a character that splits the header *and* the first data line into the same
+        # number of fields is a missed delimiter ("Sepal Length" over "5.1" is one column).
+        lines = [line.strip() for line in _head_lines(text, 2)]
+        first = lines[1] if len(lines) > 1 else ""
+        others = [d for d in _DELIMITERS + " " if d != delim and d in lines[0]
+                  and len(lines[0].split(d)) == len(first.split(d)) > 1]
         if others:
             shown = ", ".join({"\t": "tab", " ": "spaces"}.get(d, repr(d)) for d in others)
             raise DataError(

@@ -245,6 +245,15 @@ def test_utf16_and_boms_are_decoded(encoding):
     assert list(df.columns) == ["größe", "b"] and df.shape == (2, 2)
 
 
+def test_one_column_with_a_space_in_its_name_is_a_table_not_an_error():
+    # found by the fuzz: the delimiter hint fired on any space in a one-column header
+    df = load_table(b"Sepal Length\n5.1\n4.9\n")
+    assert list(df.columns) == ["Sepal Length"] and df.shape == (2, 1)
+    with pytest.raises(DataError, match="only one column was found, but the header contains "
+                                        "spaces"):
+        load_table(b"x y z\n1 2 3\n4 5 6\n")
+
+
 def test_size_limit_is_one_number_in_mib():
     assert MAX_UPLOAD_MIB * 2**20 == __import__("dpcore.data").data.DEFAULT_MAX_BYTES
     with pytest.raises(DataError, match=r"over the limit of 1 MiB"):

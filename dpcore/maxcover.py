@@ -1070,7 +1070,8 @@ class MaxCoverKMeans:
     def fit(self, X, y=None) -> MaxCoverKMeans:
         """Run Algorithm 2 (and the optional final DP Lloyd round); returns self."""
         check_params(n_clusters=self.n_clusters, epsilon=self.epsilon, delta=self.delta,
-                     radius=self.radius, required=True), check_approx_range(self.approx)
+                     radius=self.radius, required=True)  # dpcore.limits ranges (issue 14)
+        check_approx_range(self.approx)
         X, k = self._validate(X)
         gen = as_generator(self.rng)
         n, d = X.shape

@@ -204,8 +204,8 @@ class FriendlyCoreKMeans:
 
     def _check_params(self, n: int) -> tuple[int, float, float, float, Guarantee]:
         check_params(n_clusters=self.n_clusters, t=self.t, delta=self.delta, beta=self.beta,
-                     radius=self.radius, required=True), check_params(epsilon=self.epsilon,
-                                                                       rho=self.rho)
+                     radius=self.radius, required=True)  # dpcore.limits ranges (issue 14)
+        check_params(epsilon=self.epsilon, rho=self.rho)
         k, t = self.n_clusters, self.t
         if not isinstance(k, int | np.integer) or k < 1:
             raise ValueError(f"n_clusters must be an integer >= 1, got {k!r}")

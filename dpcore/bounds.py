@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpcore.geometry import row_norms
+from dpcore.limits import check_params
 from dpcore.noise import exponential_mechanism, laplace
 from dpcore.privacy import PureDP
 from dpcore.rng import RNGLike, as_generator
@@ -60,6 +61,7 @@ def private_norm_quantile(
     ValueError
         Non-positive ε, a quantile outside (0, 1], or ``0 < lower < upper`` violated.
     """
+    check_params(quantile=quantile, epsilon=epsilon, lower=lower, upper=upper, required=True)
     if not (0 < quantile <= 1):
         raise ValueError(f"quantile must be in (0, 1], got {quantile!r}")
     if not (isinstance(epsilon, int | float) and math.isfinite(epsilon) and epsilon > 0):
@@ -110,6 +112,7 @@ def private_row_count(
     rng : None, int or numpy.random.Generator
         Noise source.
     """
+    check_params(epsilon=epsilon, confidence=confidence, required=True)
     if not (isinstance(epsilon, int | float) and math.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
     if not (0 < confidence < 1):

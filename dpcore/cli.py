@@ -101,29 +101,56 @@ _FLAG_PARAMS = {
 }
 
 
-def _build_config(args: argparse.Namespace) -> dict:
+def _read_config_file(name: str) -> dict:
+    """The ``--config`` file: size- and depth-limited JSON holding an object with known keys."""
     from dpcore import runconfig
 
-    if args.config:
-        path = Path(args.config)
-        if not path.is_file():
-            raise CLIError(f"--config {args.config!r}: no such file")
-        try:
-            base = json.loads(path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise CLIError(f"--config {args.config!r} is not valid JSON ({exc})") from None
-        if not isinstance(base, dict):
-            raise CLIError(f"--config {args.config!r} must hold a JSON object")
-    else:
-        base = {}
-    mechanism = args.mechanism or base.get("mechanism")
+    path = Path(name)
+    if not path.is_file():
+        raise CLIError(f"--config {name!r}: no such file")
+    if path.stat().st_size > runconfig.MAX_CONFIG_BYTES:
+        raise CLIError(f"--config {name!r} is larger than "
+                       f"{runconfig.MAX_CONFIG_BYTES // 2**10} KiB; a run configuration is a "
+                       "few lines")
+    try:
+        base = runconfig.read_config(path.read_bytes(), f"--config {name!r}")
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    if not isinstance(base, dict):
+        raise CLIError(f"--config {name!r} must hold a JSON object")
+    return base
+
+
+def _positionals(args: argparse.Namespace, base: dict) -> tuple[str | None, str | None]:
+    """(mechanism, data) from the positionals. With --config, one positional that is not a
+    mechanism name is the data: the README's ``dpcore run --config run.json data.csv``."""
+    from dpcore import runconfig
+
+    mechanism, data = args.mechanism, args.data
+    known = set(runconfig.MECHANISMS) | set(runconfig.UNAVAILABLE)
+    if args.config and mechanism is not None and data is None and mechanism not in known:
+        mechanism, data = None, mechanism
+    return mechanism or base.get("mechanism"), data
+
+
+def _build_config(args: argparse.Namespace) -> dict:
+    """Merge the --config file and the flags (flags win); validated by the same
+    :func:`dpcore.runconfig.validate_config` that :func:`~dpcore.runconfig.run_config` uses."""
+    from dpcore import runconfig
+
+    base = _read_config_file(args.config) if args.config else {}
+    runconfig.check_config_keys(base)  # unknown keys ("Seed") refused, with a suggestion
+    mechanism, source = _positionals(args, base)
     if not mechanism:
         raise CLIError("name a mechanism (dpcore run MECHANISM DATA) or give --config")
-    data = dict(base.get("data") or {})
-    if isinstance(base.get("data"), str):
-        data = {"source": base["data"]}
-    if args.data:
-        data["source"] = args.data
+    raw_data = base.get("data")
+    if isinstance(raw_data, str):
+        raw_data = {"source": raw_data}
+    if raw_data is not None and not isinstance(raw_data, dict):
+        raise CLIError(f"data must be an object or a source name, got {raw_data!r}"[:200])
+    data = dict(raw_data or {})
+    if source:
+        data["source"] = source
     if not data.get("source"):
         raise CLIError("name the data (a CSV/Parquet file, a directory of Parquet files or a "
                        "sample name) or give --config with data.source")
@@ -131,14 +158,21 @@ def _build_config(args: argparse.Namespace) -> dict:
         value = getattr(args, key)
         if value is not None:
             data[key] = value
-    params = dict(base.get("params") or {})
+    params = base.get("params") or {}
+    if not isinstance(params, dict):
+        raise CLIError(f"params must be an object of keyword arguments, got {params!r}"[:200])
+    params = dict(params)
     for flag, name in _FLAG_PARAMS.items():
         value = getattr(args, flag)
         if value is not None:
             params[name] = value
     params |= _parse_params(args.param)
     seed = args.seed if args.seed is not None else base.get("seed")
-    return runconfig.make_config(mechanism, params, data, seed)
+    cfg = runconfig.make_config(mechanism, params, data, seed)
+    if "dpcore_version" in base:
+        cfg["dpcore_version"] = runconfig.validate_config(
+            cfg | {"dpcore_version": base["dpcore_version"]})["dpcore_version"]
+    return cfg
 
 
 def _write_result(result: Any, out: str) -> None:
@@ -154,7 +188,7 @@ def _write_result(result: Any, out: str) -> None:
     if suffix == ".json":
         path.write_text(result.to_json() + "\n")
     else:
-        result.to_frame().to_csv(path, index=False)
+        result.to_csv(path)  # the dashboard's wide table, formula prefixes neutralised
 
 
 def _run_private(args: argparse.Namespace) -> int:
@@ -240,11 +274,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 0
     _progress(args, f"loading {cfg['data']['source']}")
     t0 = time.perf_counter()
-    X = runconfig.load_data(cfg["data"])
+    X, columns = runconfig.load_prepared(cfg["data"])
     _progress(args, f"loaded {X.shape[0]} rows x {X.shape[1]} columns in "
                     f"{time.perf_counter() - t0:.2f} s; running {mech.name}")
     with _heartbeat(args, mech.name):
         result = runconfig.run_config(cfg, X, prepared=True)
+    result.columns = columns  # the table's column names for the wide CSV
     _progress(args, f"{mech.name} finished in {result.seconds:.2f} s")
     if args.out:
         _write_result(result, args.out)
@@ -303,7 +338,7 @@ def _run_dask(args: argparse.Namespace, cfg: dict):
                                mean_sq_norm=args.mean_sq_norm, stat_epsilon=args.stat_epsilon,
                                client=client, gather=not args.sample_on_cluster)
     return RunResult("dplloyd", {"centers": res.cluster_centers_}, res.privacy_,
-                     time.perf_counter() - t0, cfg)
+                     time.perf_counter() - t0, cfg, columns=data["columns"])
 
 
 def _check_out(out: str, suffixes: tuple[str, ...]) -> None:
@@ -435,11 +470,15 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    from dpcore import scale
+    from dpcore import limits, scale
 
     _check_out(args.out, (".parquet", ".csv", ".npz"))
     if args.radius is None:
         raise CLIError("dpcore sample needs the declared --radius")
+    limits.check_params(radius=args.radius, sample_size=args.sample_size, epsilon=args.epsilon,
+                        stat_epsilon=args.stat_epsilon, n_iter=args.n_iter, lam=args.lam)
+    if args.center is not None:
+        limits.check_center(args.center, name="--center")
     with _dask_client(args.scheduler) as client, _heartbeat(args, "sampling"):
         _progress(args, f"importance sampling {args.data} ({args.sampler})")
         sample = scale.importance_sample(
@@ -471,8 +510,16 @@ def _add_scale_flags(p: Any) -> None:
                    help="estimate x̃ privately with this ε (taken from the total ε)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's contract for usage errors too: one line, exit status 2
+    (``dpcore run --epsilon abc`` names the option; ``--help`` shows the usage)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_BAD_INPUT, f"dpcore: error: {self.prog}: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="dpcore", description="Differentially private clustering and aggregation.")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpcore.geometry import clip_to_ball
+from dpcore.limits import check_params
 from dpcore.noise import gaussian, gaussian_sigma_zcdp
 from dpcore.privacy import ZCDP
 from dpcore.rng import RNGLike, as_generator
@@ -130,6 +131,7 @@ def coinpress_mean(
     projection : {"cumulative", "fresh"}
         Repository behaviour (default) or projecting the original data at every step.
     """
+    check_params(rho=rho, radius=radius, n_iter=n_iter, required=True)
     X = _check(X, rho, radius)
     gen = as_generator(rng)
     n, d = X.shape

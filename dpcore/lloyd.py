@@ -72,6 +72,7 @@ from dpcore.importance import (
     su_noise_scales,
     uniform_probabilities,
 )
+from dpcore.limits import check_params
 from dpcore.noise import laplace, sample_l2_exponential
 from dpcore.privacy import PrivacyLeakWarning, PureDP
 from dpcore.rng import RNGLike, as_generator
@@ -375,6 +376,8 @@ class DPLloyd:
     # ---- validation -------------------------------------------------------------------------
 
     def _check_params(self) -> tuple[int, float, float, int]:
+        check_params(epsilon=self.epsilon, n_iter=self.n_iter, n_clusters=self.n_clusters,
+                     radius=self.radius, lam=self.lam, required=True)
         k = self.n_clusters
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"n_clusters must be an integer ≥ 1, got {k!r}")

@@ -54,6 +54,7 @@ from scipy import sparse, special
 from scipy.spatial import cKDTree
 
 from dpcore.geometry import clip_to_ball, nearest_center
+from dpcore.limits import check_approx_range, check_params
 from dpcore.lloyd import cluster_sums, lloyd_statistics
 from dpcore.noise import exponential_mechanism, gaussian, laplace
 from dpcore.privacy import ApproxDP, Guarantee, compose
@@ -356,6 +357,7 @@ def noisy_average(
     NoisyAverage
         ``center`` (d,) and ``privacy`` = ApproxDP(ε, δ).
     """
+    check_params(epsilon=epsilon, delta=delta, radius=radius, required=True)
     X = np.asarray(X, dtype=float)
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D array (m points × d), got shape {X.shape}")
@@ -1067,6 +1069,9 @@ class MaxCoverKMeans:
 
     def fit(self, X, y=None) -> MaxCoverKMeans:
         """Run Algorithm 2 (and the optional final DP Lloyd round); returns self."""
+        check_params(n_clusters=self.n_clusters, epsilon=self.epsilon, delta=self.delta,
+                     radius=self.radius, required=True)  # dpcore.limits ranges (issue 14)
+        check_approx_range(self.approx)
         X, k = self._validate(X)
         gen = as_generator(self.rng)
         n, d = X.shape

@@ -31,7 +31,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
-import math
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -41,21 +40,37 @@ from typing import Any
 
 import numpy as np
 
-import dpcore
+from dpcore import limits
+from dpcore.config_schema import (  # re-exported: the schema lives in its own module
+    MAX_CONFIG_BYTES,
+    MAX_CONFIG_DEPTH,
+    check_config_keys,
+    make_config,
+    read_config,
+    validate_config,
+)
+from dpcore.config_schema import jsonable as _jsonable
 from dpcore.rng import as_generator
 
 __all__ = [
+    "MAX_CONFIG_BYTES",
+    "MAX_CONFIG_DEPTH",
     "MECHANISMS",
     "UNAVAILABLE",
+    "check_config_keys",
+    "check_mixture_size",
     "Mechanism",
     "RunResult",
     "get_mechanism",
     "load_data",
+    "load_prepared",
     "make_config",
     "mixture_frame",
     "mixture_source",
     "prepare_matrix",
+    "read_config",
     "read_table",
+    "release_frame",
     "register",
     "run_config",
     "validate_config",
@@ -227,11 +242,20 @@ def sensitivity_release(
     """
     from dpcore import sensitivity, statistics
 
-    stat = statistics.get_statistic(statistic, **(statistic_params or {}))
     d = X.shape[1]
+    limits.check_params(epsilon=epsilon, m=m, d=d)
+    if gamma is not None:
+        limits.check_probability(gamma, "gamma")
+    if statistic_params is not None and not isinstance(statistic_params, Mapping):
+        raise ValueError(f"statistic_params must be an object, got {statistic_params!r}"[:200])
+    stat = statistics.get_statistic(statistic, **(statistic_params or {}))
     if oracle == "uniform":
-        lo, hi = bounds if bounds is not None else stat.params.get("bounds", (0.0, 1.0))
-        if not float(lo) < float(hi):
+        pair = bounds if bounds is not None else stat.params.get("bounds", (0.0, 1.0))
+        if not isinstance(pair, list | tuple | np.ndarray) or len(pair) != 2:
+            raise ValueError(f"bounds must be [lo, hi], got {pair!r}"[:200])
+        lo, hi = (limits.check_number(f"bounds[{i}]", v, -limits.MAX_ABS_VALUE,
+                                      limits.MAX_ABS_VALUE) for i, v in enumerate(pair))
+        if not lo < hi:
             raise ValueError(f"bounds must be [lo, hi] with lo < hi, got {[lo, hi]!r}")
 
         def draw(size: int, gen: np.random.Generator) -> np.ndarray:
@@ -320,187 +344,6 @@ _register_builtins()
 
 
 # --------------------------------------------------------------------------------------------
-# Configuration
-# --------------------------------------------------------------------------------------------
-
-_DATA_KEYS = ("source", "columns", "radius", "center")
-
-
-def _jsonable(value: Any, where: str) -> Any:
-    """Turn numpy scalars/arrays into plain JSON values; raise on anything else unserialisable."""
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v, f"{where}.{k}") for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v, where) for v in value]
-    if isinstance(value, Path):
-        return str(value)
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    raise ValueError(
-        f"{where} = {value!r} is not JSON-serialisable; use numbers, strings, lists or dicts"
-    )
-
-
-def make_config(
-    mechanism: str,
-    params: Mapping[str, Any] | None = None,
-    data: Mapping[str, Any] | str | None = None,
-    seed: int | None = None,
-) -> dict:
-    """Build a validated run configuration.
-
-    Parameters
-    ----------
-    mechanism : str
-        A key of :data:`MECHANISMS` (or of :data:`UNAVAILABLE`: a configuration can be written
-        where the mechanism is missing, it just cannot be run there).
-    params : mapping, optional
-        Keyword parameters of the mechanism (JSON-serialisable; numpy values are converted).
-    data : mapping or str, optional
-        ``{"source", "columns", "radius", "center"}``; a string is taken as the source.
-    seed : int, optional
-        Seed of the run's random generator. ``None`` draws a fresh one from OS entropy and
-        records it, so the configuration always reproduces the run it describes.
-    """
-    if isinstance(data, str | Path):
-        data = {"source": str(data)}
-    data = dict(data or {})
-    if seed is None:
-        seed = int(np.random.SeedSequence().generate_state(1, np.uint32)[0])
-    config = {
-        "dpcore_version": dpcore.__version__,
-        "mechanism": mechanism,
-        "params": _jsonable(dict(params or {}), "params"),
-        "data": {k: _jsonable(data.get(k), f"data.{k}") for k in _DATA_KEYS}
-        | {k: _jsonable(v, f"data.{k}") for k, v in data.items() if k not in _DATA_KEYS},
-        "seed": seed,
-    }
-    return validate_config(config)
-
-
-def _finite_number(value: Any, where: str, *, positive: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{where} must be a number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value) or (positive and value <= 0):
-        raise ValueError(f"{where} must be a finite{' positive' if positive else ''} number, "
-                         f"got {value!r}")
-    return value
-
-
-def validate_config(d: Any) -> dict:
-    """Check a run configuration and return a normalised copy.
-
-    Raises
-    ------
-    ValueError
-        Naming the offending key, the value found and what is expected. Unknown top-level or
-        ``data`` keys are errors (a typo such as ``"raduis"`` must not silently drop the
-        declared radius). Parameters are checked against the mechanism's signature when the
-        mechanism is available here.
-    """
-    if isinstance(d, str | bytes):
-        try:
-            d = json.loads(d)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"run configuration is not valid JSON: {exc}") from None
-    if not isinstance(d, Mapping):
-        raise ValueError(f"run configuration must be a JSON object, got {type(d).__name__}")
-    expected = {"dpcore_version", "mechanism", "params", "data", "seed"}
-    unknown = set(d) - expected
-    if unknown:
-        raise ValueError(f"unknown key(s) {sorted(unknown)} in run configuration; "
-                         f"expected {sorted(expected)}")
-    missing = {"mechanism", "data", "seed"} - set(d)
-    if missing:
-        raise ValueError(f"run configuration lacks {sorted(missing)}")
-
-    version = d.get("dpcore_version", dpcore.__version__)
-    if not isinstance(version, str):
-        raise ValueError(f"dpcore_version must be a string, got {version!r}")
-    if version != dpcore.__version__:
-        warnings.warn(
-            f"configuration written by dpcore {version}, running dpcore {dpcore.__version__}: "
-            "results may differ",
-            UserWarning,
-            stacklevel=2,
-        )
-
-    mechanism = d["mechanism"]
-    if not isinstance(mechanism, str) or (
-        mechanism not in MECHANISMS and mechanism not in UNAVAILABLE
-    ):
-        raise ValueError(f"unknown mechanism {mechanism!r}; choose one of "
-                         f"{sorted(set(MECHANISMS) | set(UNAVAILABLE))}")
-
-    params = d.get("params") or {}
-    if not isinstance(params, Mapping):
-        raise ValueError(f"params must be an object of keyword arguments, got {params!r}")
-    params = _jsonable(dict(params), "params")
-    if "rng" in params:
-        raise ValueError("params must not contain 'rng'; use the top-level 'seed'")
-    if mechanism in MECHANISMS:
-        mech = MECHANISMS[mechanism]
-        accepted = mech.parameters()
-        if accepted and not mech.accepts_any_keyword():
-            bad = sorted(set(params) - set(accepted))
-            if bad:
-                raise ValueError(f"{mechanism} does not take parameter(s) {bad}; "
-                                 f"it takes {sorted(accepted)}")
-
-    data = d["data"]
-    if isinstance(data, str):
-        data = {"source": data}
-    if not isinstance(data, Mapping):
-        raise ValueError(f"data must be an object with keys {list(_DATA_KEYS)}, got {data!r}")
-    unknown = set(data) - set(_DATA_KEYS)
-    if unknown:
-        raise ValueError(f"unknown key(s) {sorted(unknown)} in data; expected {list(_DATA_KEYS)}")
-    source = data.get("source")
-    if not isinstance(source, str) or not source:
-        raise ValueError(f"data.source must be a sample name or a file path, got {source!r}")
-    columns = data.get("columns")
-    if columns is not None and (
-        not isinstance(columns, list | tuple)
-        or not columns
-        or not all(isinstance(c, str | int) and not isinstance(c, bool) for c in columns)
-    ):
-        raise ValueError(f"data.columns must be null or a non-empty list of names, got {columns!r}")
-    radius = data.get("radius")
-    if radius is not None:
-        radius = _finite_number(radius, "data.radius", positive=True)
-    center = data.get("center")
-    if center is not None:
-        if not isinstance(center, list | tuple) or not center:
-            raise ValueError(f"data.center must be null or a list of numbers, got {center!r}")
-        center = [_finite_number(c, "data.center[]") for c in center]
-        if columns is not None and len(center) != len(columns):
-            raise ValueError(f"data.center has {len(center)} coordinates but data.columns "
-                             f"names {len(columns)} columns")
-
-    seed = d["seed"]
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-
-    return {
-        "dpcore_version": version,
-        "mechanism": mechanism,
-        "params": params,
-        "data": {
-            "source": source,
-            "columns": list(columns) if columns is not None else None,
-            "radius": radius,
-            "center": center,
-        },
-        "seed": seed,
-    }
-
-
-# --------------------------------------------------------------------------------------------
 # Data
 # --------------------------------------------------------------------------------------------
 
@@ -534,12 +377,32 @@ def _parse_mixture(source: str) -> dict:
     types = {"n": int, "d": int, "k": int, "sigma": float, "center_radius": float}
     try:
         items = dict(item.split("=", 1) for item in source[len(MIXTURE_PREFIX):].split(","))
-        if set(items) != set(types):
+        if set(items) != set(types) or any(len(v) > 32 for v in items.values()):
             raise ValueError
-        return {key: types[key](value) for key, value in items.items()}
+        spec = {key: types[key](value) for key, value in items.items()}
     except ValueError:
-        raise ValueError(f"data.source {source!r} must look like "
+        raise ValueError(f"data.source {source[:120]!r} must look like "
                          f"{mixture_source(1000, 2, 3, 1.0, 10.0)!r}") from None
+    check_mixture_size(spec["n"], spec["d"], spec["k"], spec["sigma"], spec["center_radius"])
+    return spec
+
+
+def check_mixture_size(n: int, d: int, k: int, sigma: float, center_radius: float) -> None:
+    """The synthetic mixture's parameters, with n × d within the session memory budget
+    (:func:`dpcore.limits.resource_limits`): the dashboard's sliders and ``mixture:`` sources."""
+    from dpcore.data import DEFAULT_MAX_COLUMNS
+
+    try:
+        d = limits.check_count("d", d, 1, DEFAULT_MAX_COLUMNS)
+        max_rows = limits.resource_limits(d).max_rows(d)
+        limits.check_count("n", n, 2, max_rows,
+                           why=f" for d = {d} within the session memory budget "
+                               f"({limits.MEMORY_ENV})")
+        limits.check_count("k", k, 1, n)
+        limits.check_radius(sigma, "sigma")
+        limits.check_radius(center_radius, "center_radius")
+    except limits.ParameterError as exc:
+        raise ValueError(f"mixture: {exc}") from None
 
 
 def read_table(source: str):
@@ -586,39 +449,105 @@ def prepare_matrix(
     """Select columns, centre on the *declared* centre and clip rows to the *declared* radius.
 
     ``X`` is a DataFrame (columns are selected by name, default all numeric ones) or an array
-    (``columns`` then index positions). Nothing is estimated from the data.
+    (``columns`` then index positions). Nothing is estimated from the data. Values, centre and
+    radius must lie in the documented range of :mod:`dpcore.limits` (``|x| ≤ 1e100``, radius in
+    [1e-100, 1e100]); outside it a :class:`~dpcore.data.DataError` names the column and row (never
+    a silently zeroed row).
     """
+    return _prepare(X, columns, radius, center)[0]
+
+
+def _prepare(X: Any, columns: list | None, radius: float | None,
+             center: Any) -> tuple[np.ndarray, list[str]]:
+    """:func:`prepare_matrix` and the names of the columns used."""
     from dpcore import data as dpdata
 
     if hasattr(X, "columns"):  # DataFrame
-        M = dpdata.to_matrix(X, columns)
+        names = [str(c) for c in columns] if columns else dpdata.numeric_columns(X)
+        M = dpdata.to_matrix(X, columns)  # checks the value range, naming column and row
     else:
-        M = np.asarray(X, dtype=np.float64)
+        try:
+            M = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            raise dpdata.DataError("data must be a numeric 2-D table") from None
         if M.ndim != 2:
             raise dpdata.DataError(f"data must be a 2-D table, got shape {M.shape}")
         if columns is not None:
-            if not all(isinstance(c, int) for c in columns):
+            if not all(isinstance(c, int) and not isinstance(c, bool) for c in columns):
                 raise dpdata.DataError(f"columns {columns!r} given by name but the data is an "
                                        "array; pass a DataFrame or integer positions")
+            bad = [c for c in columns if not -M.shape[1] <= c < M.shape[1]]
+            if bad:
+                raise dpdata.DataError(f"columns {bad} are not positions of the data's "
+                                       f"{M.shape[1]} columns")
             M = M[:, columns]
-    if center is not None:
-        c = np.asarray(center, dtype=np.float64)
-        if c.shape != (M.shape[1],):
-            raise dpdata.DataError(f"center has {c.size} coordinates but the data has "
-                                   f"{M.shape[1]} columns")
-        M = M - c
-    if radius is not None:
-        from dpcore.geometry import clip_to_ball
+        names = [f"x{j + 1}" for j in range(M.shape[1])]
+        limits.check_data_range(M, names)
+    try:
+        if center is not None:
+            M = M - limits.check_center(center, M.shape[1])
+        if radius is not None:
+            from dpcore.geometry import clip_to_ball
 
-        M = clip_to_ball(M, radius)
-    return M
+            M = clip_to_ball(M, limits.check_radius(radius))
+    except limits.ParameterError as exc:
+        raise dpdata.DataError(str(exc)) from None
+    return M, names
+
+
+def load_prepared(data: Mapping[str, Any]) -> tuple[np.ndarray, list[str]]:
+    """The prepared matrix a configuration's ``data`` section describes, and its column names."""
+    df, default_columns = read_table(data["source"])
+    return _prepare(df, data.get("columns") or default_columns, data.get("radius"),
+                    data.get("center"))
 
 
 def load_data(data: Mapping[str, Any]) -> np.ndarray:
     """Load and prepare the matrix a configuration's ``data`` section describes."""
-    df, default_columns = read_table(data["source"])
-    return prepare_matrix(df, columns=data.get("columns") or default_columns,
-                          radius=data.get("radius"), center=data.get("center"))
+    return load_prepared(data)[0]
+
+
+#: Released outputs that are points of the data space (shown in the table's units and columns).
+POINT_OUTPUTS = ("centers", "mean")
+
+
+def release_frame(
+    released: Mapping[str, Any],
+    columns: list[str],
+    algorithm: str,
+    guarantee: Any = None,
+    center: Any = None,
+):
+    """The wide CSV table of a release, as the dashboard's centre downloads write it.
+
+    One row per released point (each centre, or the mean), in the *table's units* (the declared
+    centre added back: post-processing), with the table's column names, an ``algorithm``
+    column and a ``guarantee`` column (every release carries its guarantee). A non-point output
+    (e.g. the sensitivity sampler's ``value``) gets columns ``value`` or ``value_1 …``. A
+    declined release (None) is one row of empty cells, so the file says that nothing was
+    released. Write it with :func:`dpcore.text.csv_safe_frame` (user-named columns).
+    """
+    import pandas as pd
+
+    shift = None if center is None else np.asarray(center, dtype=float)
+    frames = []
+    for name, value in released.items():
+        if value is None:
+            frames.append(pd.DataFrame({c: [np.nan] for c in columns}))
+            continue
+        arr = np.atleast_2d(np.asarray(value, dtype=float))
+        if name in POINT_OUTPUTS and arr.shape[1] == len(columns):
+            pts = arr if shift is None else arr + shift
+            frames.append(pd.DataFrame(pts, columns=list(columns)))
+        else:
+            flat = arr.reshape(arr.shape[0], -1)
+            cols = ["value"] if flat.shape[1] == 1 else [f"value_{j + 1}"
+                                                         for j in range(flat.shape[1])]
+            frames.append(pd.DataFrame(flat, columns=cols))
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+    out["algorithm"] = algorithm
+    out["guarantee"] = "" if guarantee is None else str(guarantee)
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -659,6 +588,8 @@ class RunResult:
     seconds: float
     config: dict
     warnings: list[str] = field(default_factory=list)
+    #: Names of the data columns the mechanism saw (the table's, or x1..xd for an array).
+    columns: list[str] | None = None
 
     def to_dict(self) -> dict:
         """JSON-serialisable form (arrays as nested lists)."""
@@ -676,24 +607,27 @@ class RunResult:
         return json.dumps(self.to_dict(), **({"indent": 2} | kwargs))
 
     def to_frame(self):
-        """Long table ``(output, row, column, value)``: one line per released number.
+        """The wide table of :func:`release_frame`: one row per released point, in the table's
+        units and columns, with ``algorithm`` (the mechanism) and ``guarantee`` columns."""
+        d = self._width()
+        columns = self.columns if self.columns and len(self.columns) == d else [
+            f"x{j + 1}" for j in range(d)]
+        return release_frame(self.released, columns, self.mechanism, self.guarantee,
+                             self.config.get("data", {}).get("center"))
 
-        The guarantee's fields appear as ``output == "guarantee"`` rows (column = field name).
-        """
-        import pandas as pd
+    def _width(self) -> int:
+        for name in POINT_OUTPUTS:
+            value = self.released.get(name)
+            if value is not None:
+                return int(np.atleast_2d(np.asarray(value, dtype=float)).shape[1])
+        return len(self.columns or [])
 
-        rows: list[dict] = []
-        for name, value in self.released.items():
-            arr = np.atleast_2d(np.asarray(value, dtype=float)) if value is not None else None
-            if arr is None:
-                rows.append({"output": name, "row": 0, "column": 0, "value": np.nan})
-                continue
-            for (i, j), v in np.ndenumerate(arr):
-                rows.append({"output": name, "row": i, "column": j, "value": float(v)})
-        for key, value in _guarantee_dict(self.guarantee).items():
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                rows.append({"output": "guarantee", "row": 0, "column": key, "value": value})
-        return pd.DataFrame(rows, columns=["output", "row", "column", "value"])
+    def to_csv(self, path: str | Path) -> None:
+        """Write :meth:`to_frame` as CSV, formula prefixes neutralised (column names are the
+        user's)."""
+        from dpcore.text import csv_safe_frame
+
+        csv_safe_frame(self.to_frame()).to_csv(path, index=False)
 
     def summary(self) -> str:
         """A few human-readable lines."""
@@ -758,13 +692,17 @@ def run_config(config: Mapping[str, Any] | str, X: Any = None, *,
     mech = get_mechanism(cfg["mechanism"])
     data = cfg["data"]
     if X is None:
-        M = load_data(data)
+        M, names = load_prepared(data)
     elif prepared:
         M = np.asarray(X, dtype=np.float64)
+        names = list(data["columns"]) if data["columns"] else None
     else:
-        M = prepare_matrix(X, columns=data["columns"], radius=data["radius"],
-                           center=data["center"])
+        M, names = _prepare(X, data["columns"], data["radius"], data["center"])
     params = _resolve_params(mech, cfg["params"], data)
+    try:  # the limits that depend on the data's width (n_clusters, sample_size)
+        limits.check_params(params, d=int(M.shape[1]) if M.ndim == 2 else 2)
+    except limits.ParameterError as exc:
+        raise ValueError(f"params.{exc}") from None
     rng = as_generator(cfg["seed"])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -782,4 +720,5 @@ def run_config(config: Mapping[str, Any] | str, X: Any = None, *,
         seconds=seconds,
         config=cfg,
         warnings=[f"{w.category.__name__}: {w.message}" for w in caught],
+        columns=names,
     )

@@ -62,6 +62,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.cancel import checkpoint
 from dpcore.geometry import clip_to_ball, row_norms
 from dpcore.importance import (
     LloydCalibration,
@@ -75,8 +76,13 @@ from dpcore.importance import (
     sampled_lloyd_epsilon,
     uniform_probabilities,
 )
+from dpcore.limits import MAX_ABS_VALUE
 from dpcore.privacy import PrivacyLeakWarning, PureDP, compose
 from dpcore.rng import RNGLike
+from dpcore.scale_errors import PartitionError, ScaleError
+from dpcore.scale_errors import Parts as _Parts
+from dpcore.scale_errors import compute as _compute
+from dpcore.scale_errors import files_of as _files_of
 
 __all__ = [
     "ScaleError",
@@ -90,10 +96,6 @@ __all__ = [
 ]
 
 Progress = Callable[[str], None] | None
-
-
-class ScaleError(RuntimeError):
-    """The distributed computation did not complete; no (partial) result is returned."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -118,6 +120,7 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> tup
     import dask.dataframe as dd
 
     paths = [data] if isinstance(data, str | Path) else data
+    origins = None
     if isinstance(paths, list | tuple) and paths and all(isinstance(p, str | Path) for p in paths):
         source = [str(p) for p in paths]
         for path in source:
@@ -127,14 +130,23 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> tup
         source = source[0] if len(source) == 1 else source
         first = source if isinstance(source, str) else source[0]
         try:
+            # all columns first (lazy: only the schema is read), so that a missing column is
+            # named with the ones the files have, not reported as an unreadable file
             if first.endswith((".csv", ".csv.gz")):  # gzip cannot be split: one partition/file
-                data = dd.read_csv(source, blocksize=None if first.endswith(".gz") else "64MB",
-                                   usecols=list(columns) if columns else None)
+                data = dd.read_csv(source, blocksize=None if first.endswith(".gz") else "64MB")
             else:
-                data = dd.read_parquet(source, columns=list(columns) if columns else None)
+                data = dd.read_parquet(source)
         except Exception as exc:  # pyarrow / fsspec raise many types; all mean "not readable"
             raise ValueError(f"cannot read {source!r} as Parquet or CSV "
                              f"({type(exc).__name__}: {exc})") from None
+        files = _files_of(source)
+        if len(files) == data.npartitions:  # one partition per file: name the file in errors
+            origins = files
+        if columns:
+            missing = [c for c in columns if c not in data.columns]
+            if missing:
+                raise ValueError(f"column(s) {missing} not found in {source!r}; its columns are "
+                                 f"{[str(c) for c in data.columns][:50]}")
     if isinstance(data, np.ndarray):
         data = da.from_array(np.asarray(data, dtype=np.float64), chunks=(100_000, -1))
     if type(data).__module__.startswith("pandas") and hasattr(data, "columns"):
@@ -150,7 +162,9 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> tup
             if not names:
                 raise ValueError("the data has no numeric column")
             data = data[names]
-        return list(data.to_delayed()), len(data.columns)
+        parts = _Parts(data.to_delayed())
+        parts.origins = origins
+        return parts, len(data.columns)
     if isinstance(data, da.Array):
         if data.ndim != 2:
             raise ValueError(f"a Dask array must be 2-D (rows, features), got shape {data.shape}")
@@ -161,7 +175,7 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> tup
                 raise ValueError(f"columns {bad} are not positions of the array's "
                                  f"{data.shape[1]} columns")
             data = data[:, list(columns)]
-        return list(data.rechunk({1: -1}).to_delayed()[:, 0]), int(data.shape[1])
+        return _Parts(data.rechunk({1: -1}).to_delayed()[:, 0]), int(data.shape[1])
     raise TypeError("data must be Parquet/CSV paths, a Dask DataFrame or Array, a numpy array "
                     f"or a pandas DataFrame; got {type(data).__name__}")
 
@@ -172,19 +186,27 @@ def _centred(part: Any, index: int, center: np.ndarray | None) -> tuple[np.ndarr
     Non-finite values are refused; the check runs on the squared norms (NaN and ±inf propagate
     into them), so no (n, d) temporary is needed on the fast path.
     """
-    M = part.to_numpy(dtype=np.float64) if hasattr(part, "to_numpy") else np.asarray(
-        part, dtype=np.float64)
+    names = [str(c) for c in part.columns] if hasattr(part, "columns") else None
+    try:
+        M = part.to_numpy(dtype=np.float64) if hasattr(part, "to_numpy") else np.asarray(
+            part, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PartitionError("a chosen column holds non-numeric values; choose numeric "
+                             "columns", index) from None
     if M.ndim != 2:
-        raise ValueError(f"partition {index} is not 2-D (shape {M.shape})")
+        raise PartitionError(f"not 2-D (shape {M.shape})", index)
     if center is not None:
         M = M - center
-    sq = row_norms(M, squared=True)
-    if not np.isfinite(sq).all():
-        bad = int((~np.isfinite(M)).sum())
-        raise ValueError(f"partition {index} has {bad} missing, NaN or infinite value(s)"
-                         + ("" if bad else " or values whose squared norm overflows")
-                         + "; drop or fill them first")
-    return M, sq
+    # |x| ≤ 1e100 (dpcore.limits) keeps every squared norm finite; NaN fails the test too
+    ok = np.abs(M) <= MAX_ABS_VALUE
+    if not ok.all():
+        j = int(np.flatnonzero(~ok.all(axis=0))[0])
+        col = f"column {names[j]!r}" if names else f"column {j + 1}"
+        bad = int((~ok[:, j]).sum())
+        raise PartitionError(f"{col} has {bad} missing, NaN, infinite or out-of-range "
+                             "(|value| > 1e100 after centring) value(s); drop, fill or rescale "
+                             "them first", index)
+    return M, row_norms(M, squared=True)
 
 
 def _matrix(part: Any, index: int, radius: float, center: np.ndarray | None) -> np.ndarray:
@@ -252,24 +274,6 @@ def _lloyd_part(part: Any, index: int, radius: float, center: np.ndarray | None,
     M = _matrix(part, index, radius, center)
     sums, counts = lloyd_statistics(M, centers)
     return M.shape[0], np.asarray(sums, dtype=np.float64), np.asarray(counts, dtype=np.float64)
-
-
-def _compute(tasks: list, client: Any, what: str) -> list:
-    """Compute delayed tasks (on ``client`` or the default scheduler); all results or an error."""
-    import dask
-
-    try:
-        if client is not None:
-            return client.gather(client.compute(tasks))
-        return list(dask.compute(*tasks))
-    except (ValueError, TypeError, MemoryError, FileNotFoundError, PermissionError):
-        raise  # bad or missing data inside a partition: the original, clear message
-    except Exception as exc:  # KilledWorker, CancelledError, lost connections, ...
-        raise ScaleError(
-            f"{what} failed on the cluster ({type(exc).__name__}: {exc}); no partial result "
-            "is returned. Dask retries partitions of a dead worker a few times "
-            "(distributed.scheduler.allowed-failures); restart the cluster and run again"
-        ) from exc
 
 
 def partition_seeds(rng: RNGLike, npartitions: int) -> tuple[np.random.SeedSequence, list]:
@@ -497,7 +501,7 @@ def importance_sample(
     if two_pass:
         _say(progress, f"pass 1/2: counting rows of {len(parts)} partitions")
         stats = _compute([delayed(_stats_part)(p, i, r, c) for i, p in enumerate(parts)],
-                         client, "pass 1 (row counts)")
+                         client, "pass 1 (row counts)", parts.origins)
         rows = np.array([s[0] for s in stats], dtype=np.int64)
         _check_columns({s[1] for s in stats if s[0] > 0})
         if total is not None and total != int(rows.sum()):
@@ -549,14 +553,14 @@ def importance_sample(
     tasks = [delayed(_sample_part)(p, i, seeds[i], r, c, spec) for i, p in enumerate(parts)]
     kept = None
     if gather:
-        results = _compute(tasks, client, f"pass {npass} (sampling)")
+        results = _compute(tasks, client, f"pass {npass} (sampling)", parts.origins)
         meta = [_sample_meta(res) for res in results]
     else:  # persist the samples where they are; bring back only their sizes
         import dask
 
         kept = list(client.persist(tasks) if client is not None else dask.persist(*tasks))
         meta = _compute([delayed(_sample_meta)(k) for k in kept], client,
-                        f"pass {npass} (sampling)")
+                        f"pass {npass} (sampling)", parts.origins)
     t2 = time.perf_counter()
 
     seen = np.array([mt[0] for mt in meta], dtype=np.int64)
@@ -634,6 +638,7 @@ def _lloyd_iterations(stats: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray
     from dpcore.lloyd import noisy_lloyd_update
 
     for t in range(int(n_iter)):
+        checkpoint(t / n_iter, f"DP-Lloyd iteration {t + 1} of {n_iter}")  # Stop / superseded
         sums, counts = stats(centers)
         centers = noisy_lloyd_update(sums, counts, centers, beta_sum=beta_sum,
                                      beta_count=beta_count, radius=radius, rng=rng)
@@ -713,6 +718,7 @@ def dp_lloyd(
     r = float(radius)
     c = None if center is None else np.asarray(center, dtype=np.float64)
     parts, _ = _partitions(data, columns)
+    origins = parts.origins
     if persist:
         parts = list(client.persist(parts) if client is not None else dask.persist(*parts))
     root, _ = partition_seeds(rng, 0)
@@ -720,14 +726,14 @@ def dp_lloyd(
     t0 = time.perf_counter()
     _say(progress, f"counting rows of {len(parts)} partitions")
     stats = _compute([delayed(_stats_part)(p, i, r, c) for i, p in enumerate(parts)], client,
-                     "row count")
+                     "row count", origins)
     rows = np.array([s[0] for s in stats], dtype=np.int64)
     n, d = int(rows.sum()), int(stats[0][1])
     cal = calibrate_lloyd(None, epsilon=epsilon, n=n, dim=d, radius=r, n_iter=n_iter)
 
     def map_reduce(centers: np.ndarray):
         out = _compute([delayed(_lloyd_part)(p, i, r, c, centers) for i, p in enumerate(parts)],
-                       client, "a DP-Lloyd iteration")
+                       client, "a DP-Lloyd iteration", origins)
         seen = np.array([o[0] for o in out], dtype=np.int64)
         if not np.array_equal(seen, rows):
             raise ScaleError(f"a DP-Lloyd iteration saw {int(seen.sum())} rows, not {n}; "

@@ -71,20 +71,21 @@ def test_config_round_trip_reproduces_the_release(table, tmp_path, capsys):
     code, _, err = run(["-q", "run", "--config", cfg, "--out", out2], capsys)
     assert code == 0 and err == ""
     first = json.loads(out1.read_text())["released"]["mean"]
-    frame = pd.read_csv(out2)
-    np.testing.assert_allclose(frame[frame.output == "mean"].value, first)
-    assert frame[frame.output == "guarantee"].value.tolist() == [1.0]
+    frame = pd.read_csv(out2)  # the dashboard's wide table: the mean in the table's columns
+    assert frame.columns.tolist() == ["a", "b", "c", "algorithm", "guarantee"]
+    np.testing.assert_allclose(frame[["a", "b", "c"]].to_numpy()[0], first)
+    assert frame.algorithm.tolist() == ["cli_standin"] and frame.guarantee[0] == "ε = 1 (pure DP)"
     # flags override the configuration: another seed gives another release
     code, stdout, _ = run(["-q", "run", "--config", cfg, "--seed", 99, "--out", "-"], capsys)
     assert code == 0 and json.loads(stdout)["released"]["mean"] != first
 
 
 def test_param_flags_are_parsed_as_json(table, capsys):
-    code, stdout, err = run(["-q", "run", "cli_standin", table, "-p", "epsilon=1e9",
+    code, stdout, err = run(["-q", "run", "cli_standin", table, "-p", "epsilon=Infinity",
                              "-p", "radius=100", "--out", "-"], capsys)
     assert code == 0, err
     res = json.loads(stdout)
-    assert res["config"]["params"] == {"epsilon": 1e9, "radius": 100}
+    assert res["config"]["params"] == {"epsilon": float("inf"), "radius": 100}
     expected = pd.read_csv(table)[["a", "b", "c"]].to_numpy().mean(axis=0)
     np.testing.assert_allclose(res["released"]["mean"], expected, atol=1e-6)
 
@@ -107,7 +108,7 @@ def test_param_flags_are_parsed_as_json(table, capsys):
         (["run", "--config", "missing.json"], "no such file"),
         (["run"], "name a mechanism"),
         (["run", "cli_standin", "{table}", "--radius", -1, "--epsilon", 1],
-         "data.radius must be a finite positive number"),
+         "data.radius must be finite and > 0, got -1.0"),
         (["reproduce", "no_such_paper"], "unknown paper 'no_such_paper'"),
     ],
 )

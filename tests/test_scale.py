@@ -250,7 +250,7 @@ def test_bad_input_is_refused(sync, kwargs, message):
 def test_nan_partition_is_named(sync):
     X = two_scale_data()
     X[1500, 1] = np.nan
-    with pytest.raises(ValueError, match="partition 1 has 1 missing"):
+    with pytest.raises(ValueError, match="partition 1: column 2 has 1 missing"):
         scale.importance_sample(da.from_array(X, chunks=(1000, -1)), 100, radius=R,
                                 mean_sq_norm=1.0)
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dpcore.limits import check_params
 from dpcore.noise import gaussian, gaussian_sigma_zcdp
 from dpcore.privacy import ZCDP, ApproxDP, Guarantee
 from dpcore.rng import RNGLike, as_generator
@@ -261,6 +262,8 @@ def friendly_mean(
     X = check_points(X)
     if (rho is None) == (epsilon is None):
         raise ValueError("give exactly one of rho (zCDP) or epsilon ((epsilon, delta)-DP)")
+    check_params(delta=delta, beta=beta, required=True)
+    check_params(epsilon=epsilon, rho=rho, radius=radius)
     check_privacy(rho=rho, epsilon=epsilon, delta=delta)
     if split not in ("paper", "default"):
         raise ValueError(f"split must be 'paper' or 'default', got {split!r}")

@@ -43,6 +43,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from dpcore.geometry import nearest_center, row_norms, squared_distances
+from dpcore.limits import check_params
 from dpcore.noise import gaussian, gaussian_sigma_zcdp
 from dpcore.privacy import ZCDP, ApproxDP, Guarantee, compose
 from dpcore.rng import RNGLike, as_generator
@@ -202,6 +203,9 @@ class FriendlyCoreKMeans:
         return dict(split)
 
     def _check_params(self, n: int) -> tuple[int, float, float, float, Guarantee]:
+        check_params(n_clusters=self.n_clusters, t=self.t, delta=self.delta, beta=self.beta,
+                     radius=self.radius, required=True)  # dpcore.limits ranges (issue 14)
+        check_params(epsilon=self.epsilon, rho=self.rho)
         k, t = self.n_clusters, self.t
         if not isinstance(k, int | np.integer) or k < 1:
             raise ValueError(f"n_clusters must be an integer >= 1, got {k!r}")

@@ -1,0 +1,24 @@
+"""Numerical helpers shared by the grid samplers: log(e^x − 1) and an exact categorical draw."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpcore.noise import exponential_mechanism
+
+
+def _log_expm1(x: np.ndarray | float):
+    """log(e^x − 1) for x > 0, stable for huge x (x + log1p(−e^{−x}) above 30)."""
+    x = np.asarray(x, dtype=float)
+    big = x > 30.0
+    with np.errstate(divide="ignore"):
+        small = np.log(np.expm1(np.where(big, 30.0, x)))
+    return np.where(big, x + np.log1p(-np.exp(-np.where(big, x, 30.0))), small)
+
+
+def _categorical(logits: np.ndarray, gen: np.random.Generator) -> int:
+    """Index drawn with P ∝ exp(logits), by the package's one Gumbel-max sampler.
+
+    ``exponential_mechanism`` with ε = 2 and sensitivity 1 has probabilities ∝ exp(score).
+    """
+    return int(exponential_mechanism(logits, 2.0, 1.0, rng=gen))

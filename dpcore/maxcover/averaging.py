@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcore.geometry import clip_to_ball
+from dpcore.geometry import clip_to_ball, row_norms
 from dpcore.lloyd import cluster_sums
 from dpcore.maxcover.accounting import NOISY_AVG_MAX_EPSILON, _check_privacy
 from dpcore.noise import gaussian, laplace
@@ -154,8 +154,14 @@ def _check_radius(radius: float) -> float:
 
 
 def _clip_with_warning(X: np.ndarray, radius: float) -> np.ndarray:
-    """Clip rows to the public ball; say how many were clipped (never silently)."""
+    """Clip rows to the public ball; say how many were clipped (never silently).
+
+    Returns ``X`` itself (no copy) when no row is outside the ball: the norms are checked first,
+    and ``clip_to_ball`` (which always copies) only runs when something must be clipped.
+    """
     if X.shape[0] == 0:
+        return X
+    if float(row_norms(X, squared=True).max()) <= float(radius) ** 2:
         return X
     Xc, n_clipped = clip_to_ball(X, radius, return_count=True)
     if n_clipped:

@@ -7,9 +7,29 @@ import math
 import numpy as np
 
 from dpcore.maxcover.grid import _offsets_within, _signed_offsets
+from dpcore.maxcover.hybrid import _HybridCover
 from dpcore.maxcover.incidence import _IncidenceCover
 from dpcore.maxcover.lazy import _LazyCover
 from dpcore.rng import RNGLike, as_generator
+
+SAMPLERS = ("auto", "hybrid", "lazy", "incidence")
+#: ``sampler="auto"`` uses the hybrid sampler while a cover ball holds at most this many lattice
+#: points (its dense levels enumerate them per point), else the lazy one (the paper's grid).
+HYBRID_MAX_BALL_POINTS = 4096.0
+
+
+def ball_volume(rho: float, d: int) -> float:
+    """Volume of the d-ball of radius ρ (≈ the number of lattice points it holds)."""
+    return math.exp(d / 2 * math.log(math.pi) - math.lgamma(d / 2 + 1) + d * math.log(rho))
+
+
+def resolve_sampler(sampler: str, rho: float, d: int) -> str:
+    """The sampler ``"auto"`` stands for at cover radius ρ (lattice units) in d' dimensions."""
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    if sampler != "auto":
+        return sampler
+    return "hybrid" if ball_volume(rho, d) <= HYBRID_MAX_BALL_POINTS else "lazy"
 
 
 def private_grid_set_cover(
@@ -22,7 +42,7 @@ def private_grid_set_cover(
     eps_E: float,
     *,
     rng: RNGLike = None,
-    sampler: str = "lazy",
+    sampler: str = "auto",
     max_incidences: int = 20_000_000,
     max_proposals: int = 200_000,
     max_work: float = 5e8,
@@ -38,7 +58,8 @@ def private_grid_set_cover(
     t, rho, M : grid unit t_i, cover radius in lattice units ρ = R_i/t_i, grid half-width M_i.
     k_prime : number of picks k' (all are made, even once D' is empty: no early stop).
     eps_E : privacy ε of each exponential-mechanism pick (weight exp(ε_E·|cover[g]|/2)).
-    sampler : ``"lazy"`` or ``"incidence"`` (identical output distributions).
+    sampler : ``"auto"``, ``"hybrid"``, ``"lazy"`` or ``"incidence"`` (identical output
+        distributions; see :func:`resolve_sampler` and the modules ``hybrid``, ``lazy``).
     max_incidences, max_proposals, max_work : work limits per level (incidences of the
         incidence sampler; proposals and points counted by k-d tree queries of the lazy one);
         exceeding one raises a clear error instead of running (or allocating) without bound.
@@ -53,7 +74,21 @@ def private_grid_set_cover(
     a = eps_E / 2.0
     log_n = d * math.log(2 * M + 1)
     out = np.empty((k_prime, d), dtype=np.int64)
-    if sampler == "incidence":
+    sampler = resolve_sampler(sampler, rho, d)
+    if sampler == "hybrid":
+        hyb = _HybridCover(Yl, active, rho, M, a, k_prime)
+        for q in range(k_prime):
+            b = hyb.draw(gen, max_proposals)
+            covered = hyb.cover_of(b)
+            active[covered] = False
+            hyb.remove(covered)
+            out[q] = b
+        if stats is not None:
+            stats["proposals"] = stats.get("proposals", 0) + hyb.n_proposals
+            stats["evaluations"] = stats.get("evaluations", 0) + hyb.n_evaluations
+            stats["work"] = stats.get("work", 0) + hyb.work
+            stats.setdefault("modes", []).append(hyb.mode)
+    elif sampler == "incidence":
         act_idx = np.flatnonzero(active)
         V_signed = _signed_offsets(_offsets_within(d, rho * rho))
         inc = _IncidenceCover(Yl[act_idx], rho, M, V_signed, max_incidences)
@@ -77,6 +112,4 @@ def private_grid_set_cover(
             stats["proposals"] = stats.get("proposals", 0) + lazy.n_proposals
             stats["evaluations"] = stats.get("evaluations", 0) + lazy.n_evaluations
             stats["work"] = stats.get("work", 0) + lazy.work
-    else:
-        raise ValueError(f"sampler must be 'lazy' or 'incidence', got {sampler!r}")
     return out

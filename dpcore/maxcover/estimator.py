@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from dpcore.cancel import checkpoint
 from dpcore.geometry import nearest_center
 from dpcore.lloyd import lloyd_statistics
 from dpcore.maxcover.accounting import _check_approx, _check_privacy, split_budget
@@ -18,10 +19,39 @@ from dpcore.maxcover.averaging import (
     _uniform_in_ball,
     noisy_cluster_averages,
 )
-from dpcore.maxcover.cover import private_grid_set_cover
+from dpcore.maxcover.cover import SAMPLERS, private_grid_set_cover
 from dpcore.maxcover.grid import jl_matrix, level_schedule, project_to_unit_ball
 from dpcore.noise import laplace
 from dpcore.rng import RNGLike, as_generator
+
+
+def auto_grid_stride(approx: float) -> int:
+    """The default ``grid_stride``: the largest s with ρ/s > √d'/2 for every d'.
+
+    In lattice units of the paper's grid the cover radius is ρ = (1+ε)√d'/ε; on the sub-lattice
+    of stride s it is ρ/s, and every point of R^{d'} lies within √d'/2 of a sub-lattice point.
+    ρ/s > √d'/2 ⇔ s < 2(1+ε)/ε, so s = ⌈2(1+ε)/ε⌉ − 1 (5 at ε = 0.5, 3 at ε = 0.9), independent
+    of d'. A ball then holds ≈ vol_{d'}(ρ/s) ≈ 20–50 lattice points (d' = 4..6) instead of
+    ≈ 7·10⁴ (d' = 5), which is what makes every level near-linear in n.
+    """
+    return max(1, math.ceil(2.0 * (1.0 + approx) / approx - 1e-9) - 1)
+
+
+def _resolve_stride(grid_stride: int | str, approx: float) -> int:
+    if grid_stride == "auto":
+        return auto_grid_stride(approx)
+    if grid_stride == "paper":
+        return 1
+    if (
+        isinstance(grid_stride, bool)
+        or not isinstance(grid_stride, int | np.integer | float)
+        or int(grid_stride) != grid_stride
+        or grid_stride < 1
+    ):
+        raise ValueError(
+            f"grid_stride must be a positive integer, 'auto' or 'paper', got {grid_stride!r}"
+        )
+    return int(grid_stride)
 
 
 def noisy_candidate_counts(
@@ -75,15 +105,28 @@ class MaxCoverKMeans:
     final_lloyd : bool
         Run one DP Lloyd round (NoisyAVG per cluster in R^d, spec §4.3) after Algorithm 2, as the
         paper's experiments do (Sec. 7); it takes the ``"lloyd"`` share of the budget.
-    sampler : {"lazy", "incidence"}
+    sampler : {"auto", "hybrid", "lazy", "incidence"}
         Implementation of the exponential mechanism over G_i (identical output distribution).
-    grid_stride : int
-        1 (default) is the paper's grid. s > 1 restricts the candidates to the sub-lattice
-        (s·t_i)·Z^{d'} with the same cover radius R_i: NOT in the paper, a data-independent
-        restriction of the exponential mechanism's range (spec §5.3 item 8), so the privacy
-        guarantee is unchanged, but the snapping error grows to s·t_i√d' (Lemma 5.1's utility
-        bound no longer applies). It divides the grid points per ball by ≈ s^{d'}, which is
-        what makes the dense levels tractable at n ≈ 10⁵ (see the reproduction report).
+        ``"auto"`` (default): ``"hybrid"`` (near-linear time, see ``dpcore.maxcover.hybrid``)
+        when a cover ball holds few lattice points, else ``"lazy"`` (the paper's grid).
+    grid_stride : int, "auto" or "paper"
+        ``"paper"`` (= 1) is the paper's grid. s > 1 restricts the candidates to the
+        sub-lattice (s·t_i)·Z^{d'} with the same cover radius R_i: NOT in the paper, a
+        data-independent restriction of the exponential mechanism's range (spec §5.3 item 8),
+        so the privacy guarantee is unchanged. It divides the grid points per ball by ≈ s^{d'}.
+        ``"auto"`` (default) takes the largest stride that still leaves every point within R_i
+        of a candidate: s = ⌈2(1+ε)/ε⌉ − 1 (5 at ε = 0.5), i.e. ρ/s > √d'/2 in lattice units
+        (see :func:`auto_grid_stride`). Lemma 5.1's argument then holds with the inner radius
+        r_i replaced by r_i(1 + ε − sε/2) (a ball of that radius around any centre lies in the
+        cover ball of its nearest candidate), a constant-factor change of the approximation.
+    lloyd_rounds : int, optional
+        Number of DP Lloyd rounds (NoisyAVG per cluster) after Algorithm 2, sharing the
+        ``"lloyd"`` budget share equally (basic composition). Default: 1 if ``final_lloyd``
+        else 0; ``lloyd_rounds > 0`` implies the ``"lloyd"`` share.
+    em_bound : {"exact", "paper"}
+        How Lemma 6.2 charges the candidate construction (see
+        :func:`dpcore.maxcover.accounting.em_privacy_loss`): ``"exact"`` (default) holds for
+        every ε_E; ``"paper"`` is the printed e·ε_E·ln(1/δ_E)/2, valid only for ε_E ≤ 2.
     rng : None, int or Generator
 
     Attributes
@@ -110,9 +153,11 @@ class MaxCoverKMeans:
         proj_dim: int | None = None,
         n_public: int | None = None,
         final_lloyd: bool = False,
-        sampler: str = "lazy",
-        grid_stride: int = 1,
+        sampler: str = "auto",
+        grid_stride: int | str = "auto",
         rng: RNGLike = None,
+        lloyd_rounds: int | None = None,
+        em_bound: str = "exact",
     ) -> None:
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -126,19 +171,31 @@ class MaxCoverKMeans:
         self.sampler = sampler
         self.grid_stride = grid_stride
         self.rng = rng
+        self.lloyd_rounds = lloyd_rounds
+        self.em_bound = em_bound
 
     # -- validation ---------------------------------------------------------------------------
     def _validate(self, X) -> tuple[np.ndarray, int]:
+        """Check public inputs; refusals depend on public inputs only (declared n, k, ε, ...)."""
         X = np.asarray(X, dtype=float)
-        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-            raise ValueError(f"X must be a non-empty 2-D array (n points × d), got {X.shape}")
-        if not np.all(np.isfinite(X)):
+        if X.ndim != 2 or X.shape[1] == 0:
+            raise ValueError(f"X must be a 2-D array (n points × d), got shape {X.shape}")
+        if not np.isfinite(X.sum()) and not np.all(np.isfinite(X)):  # no n×d temporary
             raise ValueError("X contains NaN or infinite values")
         k = self.n_clusters
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
             raise ValueError(f"n_clusters must be a positive integer, got {k!r}")
-        if k > X.shape[0]:
-            raise ValueError(f"n_clusters={k} exceeds the number of points n={X.shape[0]}")
+        if self.n_public is not None:
+            n_pub = self.n_public
+            if isinstance(n_pub, bool) or int(n_pub) != n_pub or n_pub < 1:
+                raise ValueError(f"n_public must be a positive integer, got {n_pub!r}")
+            # public: compares two public inputs. The data's own size is never compared with k
+            # (a refusal flipping between neighbours would be an ε = ∞ event); with fewer rows
+            # than k the fit still returns k centres (the missing ones are NoisyAVG fallbacks).
+            if k > n_pub:
+                raise ValueError(f"n_clusters={k} exceeds the declared n_public={n_pub}")
+        elif X.shape[0] == 0:
+            raise ValueError("X is empty and n_public is not given (nothing to set n from)")
         if _check_approx(self.approx) > 0.5:
             warnings.warn(
                 f"approx={self.approx} > 0.5: the paper's utility analysis assumes ε ≤ 0.5 "
@@ -148,17 +205,22 @@ class MaxCoverKMeans:
             )
         _check_privacy(self.epsilon, self.delta)
         radius = _check_radius(self.radius)
-        if self.sampler not in ("lazy", "incidence"):
-            raise ValueError(f"sampler must be 'lazy' or 'incidence', got {self.sampler!r}")
-        if (
-            isinstance(self.grid_stride, bool)
-            or int(self.grid_stride) != self.grid_stride
-            or (self.grid_stride < 1)
-        ):
-            raise ValueError(f"grid_stride must be a positive integer, got {self.grid_stride!r}")
+        if self.sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {SAMPLERS}, got {self.sampler!r}")
+        _resolve_stride(self.grid_stride, float(self.approx))
         if self.proj_dim is not None and (int(self.proj_dim) != self.proj_dim or self.proj_dim < 1):
             raise ValueError(f"proj_dim must be a positive integer or None, got {self.proj_dim!r}")
+        r = self.lloyd_rounds
+        if r is not None and (isinstance(r, bool) or int(r) != r or r < 0):
+            raise ValueError(f"lloyd_rounds must be a non-negative integer or None, got {r!r}")
+        if self.em_bound not in ("exact", "paper"):
+            raise ValueError(f"em_bound must be 'exact' or 'paper', got {self.em_bound!r}")
         return _clip_with_warning(X, radius), int(k)
+
+    def _rounds(self) -> int:
+        if self.lloyd_rounds is None:
+            return int(bool(self.final_lloyd))
+        return int(self.lloyd_rounds)
 
     def fit(self, X, y=None) -> MaxCoverKMeans:
         """Run Algorithm 2 (and the optional final DP Lloyd round); returns self."""
@@ -179,8 +241,14 @@ class MaxCoverKMeans:
             n_pub = int(self.n_public)
         approx = float(self.approx)
         radius = float(self.radius)
+        rounds = self._rounds()
         budget = split_budget(
-            self.epsilon, self.delta, self.budget_split, final_lloyd=self.final_lloyd
+            self.epsilon,
+            self.delta,
+            self.budget_split,
+            final_lloyd=rounds > 0,
+            lloyd_rounds=max(rounds, 1),
+            em_bound=self.em_bound,
         )
         d_prime = int(self.proj_dim) if self.proj_dim else max(1, int(math.log(n_pub) / 2))
         # Lines 1–5: data-independent JL + public scaling + radial clip.
@@ -193,8 +261,9 @@ class MaxCoverKMeans:
         active = np.ones(n, dtype=bool)
         stats: dict = {}
         cands = []
-        stride = int(self.grid_stride)
+        stride = _resolve_stride(self.grid_stride, approx)
         for i in range(sched.m):
+            checkpoint(i / (sched.m + 2), "max-cover: candidate levels")
             b = private_grid_set_cover(
                 Y,
                 active,
@@ -208,6 +277,7 @@ class MaxCoverKMeans:
                 stats=stats,
             )
             cands.append(b * (sched.t[i] * stride))
+        checkpoint(sched.m / (sched.m + 2), "max-cover: proxy data set and averages")
         # Line 14: C = ∪ C_i (exact duplicates merged: post-processing).
         C = np.unique(np.vstack(cands), axis=0)
         # Lines 13, 15–18: reset D', nearest candidate, Laplace counts (ℓ1 sensitivity 1).
@@ -218,14 +288,15 @@ class MaxCoverKMeans:
         centers = noisy_cluster_averages(
             X, lab, k, radius=radius, epsilon=budget.eps_G, delta=budget.delta_G, rng=gen
         )
-        if self.final_lloyd:  # Sec. 7 / spec §4.3: one DP Lloyd round, NoisyAVG per cluster
+        for _ in range(rounds):  # Sec. 7 / spec §4.3: DP Lloyd rounds, NoisyAVG per cluster
+            checkpoint((sched.m + 1) / (sched.m + 2), "max-cover: DP Lloyd rounds")
             sums, counts = lloyd_statistics(X, centers)
             centers = _noisy_averages_from_statistics(
                 sums,
                 counts,
                 radius=radius,
-                epsilon=budget.eps_lloyd,
-                delta=budget.delta_lloyd,
+                epsilon=budget.eps_lloyd / rounds,
+                delta=budget.delta_lloyd / rounds,
                 rng=gen,
             )
         self.cluster_centers_ = centers
@@ -238,6 +309,7 @@ class MaxCoverKMeans:
         self.proj_dim_ = d_prime
         self.projection_ = T
         self.n_features_in_ = d
+        self.grid_stride_ = stride
         self.stats_ = {**stats, "levels": sched.m, "k_prime": k_prime, "candidates": C.shape[0]}
         return self
 

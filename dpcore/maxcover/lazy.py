@@ -160,6 +160,13 @@ class _LazyCover:
         return self.tree.query_ball_point(G.astype(float), self.r_up, return_length=True)
 
     def root_box(self) -> None:
+        """Replace the global node by a box around the uncovered points (none if all covered).
+
+        Once every point is covered all covers are 0 and the non-uniform branch has no mass:
+        the draw is uniform over G_i (the greedy keeps picking, Alg. 3 makes all k' picks).
+        """
+        if not self.idx.size:
+            return
         Ya = self.Y[self.idx]
         lo = np.clip(np.floor(Ya.min(axis=0) - self.rho), -self.M, self.M).astype(np.int64)
         hi = np.clip(np.ceil(Ya.max(axis=0) + self.rho), -self.M, self.M).astype(np.int64)

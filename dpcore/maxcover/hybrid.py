@@ -141,6 +141,7 @@ class _HybridCover:
         n_cells = int(cell.max()) + 1 if cell.size else 0
         self._n_cells = n_cells
         self.counts = np.bincount(cell, minlength=n_cells).astype(np.int64)
+        self._law = None
         # point -> cells (pt is non-decreasing: ball_lattice_points emits points in order)
         self._p_ptr = np.concatenate([[0], np.cumsum(np.bincount(pt, minlength=self.idx.size))])
         self._p_cells = cell
@@ -194,6 +195,7 @@ class _HybridCover:
         lens = ends - starts
         offs = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()))
         self.counts -= np.bincount(self._p_cells[offs], minlength=self._n_cells)
+        self._law = None
 
     def draw(self, gen: np.random.Generator, max_proposals: int = 10**6) -> np.ndarray:
         """One exact draw from P(g) ∝ exp(a·c_g) over the whole grid."""
@@ -223,12 +225,14 @@ class _HybridCover:
 
     def _draw_dense(self, gen: np.random.Generator) -> np.ndarray:
         self.n_proposals += 1
-        pos = np.flatnonzero(self.counts > 0)
-        if pos.size:
-            c = self.counts[pos]
-            logits = _log_expm1(self.a * c)
-            log_s = float(special.logsumexp(logits))
+        if self._law is None:  # P_samp and P' of Claim 4.2, recomputed after each removal
+            pos = np.flatnonzero(self.counts > 0)
+            logits = _log_expm1(self.a * self.counts[pos])
+            log_s = float(special.logsumexp(logits)) if pos.size else -math.inf
             p_samp = math.exp(log_s - np.logaddexp(log_s, self.log_n_grid))
+            self._law = (pos, logits, p_samp)
+        pos, logits, p_samp = self._law
+        if pos.size:
             if gen.random() < p_samp:  # P' ∝ e(c_g) on populated grid points
                 return self._decode(int(pos[_categorical(logits, gen)]))
         return gen.integers(-self.M, self.M + 1, size=self.d)

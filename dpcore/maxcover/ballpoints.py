@@ -20,7 +20,7 @@ _SLACK = 1e-9
 
 
 def ball_lattice_points(
-    Y: np.ndarray, rho: float, M: int, *, chunk: int = 1 << 20
+    Y: np.ndarray, rho: float, M: int, *, chunk: int = 1 << 20, keys: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """All (point, lattice point) pairs with ‖Y[p] − b‖ < ρ and ‖b‖_∞ ≤ M.
 
@@ -33,8 +33,10 @@ def ball_lattice_points(
 
     Returns
     -------
-    pt : (K,) int64 indices into Y; B : (K, d') int64 lattice points. Exactly the pairs that
-    :func:`dpcore.maxcover.grid._within` accepts (the same formula decides).
+    pt : (K,) int64 indices into Y (non-decreasing); B : (K, d') int64 lattice points, or with
+    ``keys=True`` (and (2M+1)^{d'} < 2^62) their mixed-radix keys Σ_j (b_j + M)(2M+1)^{d'−1−j}.
+    Exactly the pairs that :func:`dpcore.maxcover.grid._within` accepts (the same formula
+    decides).
     """
     Y = np.asarray(Y, dtype=float)
     n, d = Y.shape
@@ -45,16 +47,25 @@ def ball_lattice_points(
     step = max(1, int(chunk / per_point))
     pts, Bs = [], []
     for s in range(0, n, step):
-        p, B = _expand(Y[s : s + step], rho, M, d)
+        p, B = _expand(Y[s : s + step], rho, M, d, keys)
         pts.append(p + s)
         Bs.append(B)
     return np.concatenate(pts), np.concatenate(Bs)
 
 
-def _expand(Y: np.ndarray, rho: float, M: int, d: int) -> tuple[np.ndarray, np.ndarray]:
+def keys_fit(M: int, d: int) -> bool:
+    """Whether the mixed-radix key of a grid point of {−M..M}^d fits an int64."""
+    return d * np.log2(2 * M + 1) < 62
+
+
+def _expand(
+    Y: np.ndarray, rho: float, M: int, d: int, keys: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """One chunk: expand coordinate by coordinate, carrying a mixed-radix key of b."""
     base = 2 * M + 1
-    if d * np.log2(base) >= 62:  # the key would overflow int64: carry the columns instead
+    if not keys_fit(M, d):  # the key would overflow int64: carry the columns instead
+        if keys:
+            raise ValueError("grid too large for int64 keys")
         return _expand_columns(Y, rho, M, d)
     pt = np.arange(Y.shape[0], dtype=np.int64)
     rem = np.full(Y.shape[0], rho * rho)
@@ -64,14 +75,14 @@ def _expand(Y: np.ndarray, rho: float, M: int, d: int) -> tuple[np.ndarray, np.n
         b, cnt = _ranges(y, rem, M)
         pt, key = np.repeat(pt, cnt), np.repeat(key, cnt) * base + (b + M)
         rem = np.repeat(rem, cnt) - (b - np.repeat(y, cnt)) ** 2
-    B = _decode(key, base, M, d)
     # rows whose remaining r² is clearly positive are inside by any summation order; the few
     # near the boundary are decided by the one cover formula, _within
     near = np.abs(rem) <= 1e-9 * (rho * rho + 1.0)
     ok = rem > 0
     if np.any(near):
-        ok[near] = _within(Y[pt[near]], B[near], rho)
-    return pt[ok], B[ok]
+        ok[near] = _within(Y[pt[near]], _decode(key[near], base, M, d), rho)
+    pt, key = pt[ok], key[ok]
+    return (pt, key) if keys else (pt, _decode(key, base, M, d))
 
 
 def _ranges(y: np.ndarray, rem: np.ndarray, M: int) -> tuple[np.ndarray, np.ndarray]:

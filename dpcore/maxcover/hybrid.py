@@ -33,14 +33,15 @@ import math
 import numpy as np
 from scipy import special
 
-from dpcore.maxcover.ballpoints import ball_lattice_points
+from dpcore.maxcover.ballpoints import ball_lattice_points, keys_fit
 from dpcore.maxcover.grid import _within
 from dpcore.maxcover.sampling import _categorical, _log_expm1
 
 _HASH = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9], dtype=np.uint64)
 
-#: Sparse mode when the expected number of O(n) envelope evaluations per level is below this.
-SPARSE_BUDGET = 4.0
+#: Sparse mode when the expected number of O(n) envelope evaluations per level is below this
+#: (one evaluation costs ~1/500 of building the level's incidences).
+SPARSE_BUDGET = 256.0
 
 
 def _hash_rows(rows: np.ndarray) -> np.ndarray:
@@ -125,28 +126,33 @@ class _HybridCover:
 
     # ---------------------------------------------------------------- dense mode
     def _build_incidences(self) -> None:
-        pt, B = ball_lattice_points(self.Y[self.idx], self.rho, self.M)
-        self.work += pt.size
-        base = 2 * self.M + 1
-        if self.d * math.log2(base) < 62:
-            key = np.zeros(pt.size, dtype=np.int64)
-            for j in range(self.d):
-                key = key * base + (B[:, j] + self.M)
-            self._cell_keys, cell = np.unique(key, return_inverse=True)
+        Ya = self.Y[self.idx]
+        if keys_fit(self.M, self.d):
+            pt, key = ball_lattice_points(Ya, self.rho, self.M, keys=True)
             self._cell_rows = None
-        else:  # huge grid: distinct grid points by row
-            self._cell_rows, cell = np.unique(B, axis=0, return_inverse=True)
-            self._cell_keys = None
-        cell = cell.ravel()
-        n_cells = int(cell.max()) + 1 if cell.size else 0
+        else:  # huge grid: distinct grid points by row (slower, rare in dense mode)
+            pt, B = ball_lattice_points(Ya, self.rho, self.M)
+            self._cell_rows, key = np.unique(B, axis=0, return_inverse=True)
+            key = key.ravel()
+        self.work += pt.size
+        # one sort: incidences grouped by grid point give cell -> points and the cell ids
+        order = np.argsort(key, kind="stable")
+        sk = key[order]
+        new = np.empty(sk.size, dtype=bool)
+        new[:1] = True
+        np.not_equal(sk[1:], sk[:-1], out=new[1:])
+        ids = np.cumsum(new) - 1
+        self._cell_keys = sk[new] if self._cell_rows is None else None
+        n_cells = int(ids[-1]) + 1 if ids.size else 0
+        cell = np.empty_like(ids)
+        cell[order] = ids
         self._n_cells = n_cells
-        self.counts = np.bincount(cell, minlength=n_cells).astype(np.int64)
+        self.counts = np.bincount(ids, minlength=n_cells).astype(np.int64)
         self._law = None
         # point -> cells (pt is non-decreasing: ball_lattice_points emits points in order)
         self._p_ptr = np.concatenate([[0], np.cumsum(np.bincount(pt, minlength=self.idx.size))])
         self._p_cells = cell
         # cell -> points
-        order = np.argsort(cell, kind="stable")
         self._c_ptr = np.concatenate([[0], np.cumsum(self.counts)])
         self._c_pts = self.idx[pt[order]]
 

@@ -19,27 +19,41 @@ from dpcore.maxcover.averaging import (
     _uniform_in_ball,
     noisy_cluster_averages,
 )
-from dpcore.maxcover.cover import SAMPLERS, private_grid_set_cover
+from dpcore.maxcover.cover import SAMPLERS, ball_volume, private_grid_set_cover
 from dpcore.maxcover.grid import jl_matrix, level_schedule, project_to_unit_ball
 from dpcore.noise import laplace
 from dpcore.rng import RNGLike, as_generator
 
+#: ``grid_stride="auto"`` keeps a cover ball at ≤ this many lattice points (≈ its volume).
+AUTO_BALL_POINTS = 12.0
 
-def auto_grid_stride(approx: float) -> int:
-    """The default ``grid_stride``: the largest s with ρ/s > √d'/2 for every d'.
+
+def auto_grid_stride(approx: float, d_prime: int | None = None) -> int:
+    """The default ``grid_stride`` s for approximation constant ε and projected dimension d'.
 
     In lattice units of the paper's grid the cover radius is ρ = (1+ε)√d'/ε; on the sub-lattice
-    of stride s it is ρ/s, and every point of R^{d'} lies within √d'/2 of a sub-lattice point.
-    ρ/s > √d'/2 ⇔ s < 2(1+ε)/ε, so s = ⌈2(1+ε)/ε⌉ − 1 (5 at ε = 0.5, 3 at ε = 0.9), independent
-    of d'. A ball then holds ≈ vol_{d'}(ρ/s) ≈ 20–50 lattice points (d' = 4..6) instead of
-    ≈ 7·10⁴ (d' = 5), which is what makes every level near-linear in n.
+    of stride s it is ρ/s. Two data-independent targets, the larger stride wins:
+
+    * coverage: every point of R^{d'} lies within √d'/2 of a sub-lattice point, so ρ/s > √d'/2
+      (⇔ s < 2(1+ε)/ε, s = ⌈2(1+ε)/ε⌉ − 1: 5 at ε = 0.5) leaves every point coverable at
+      every level;
+    * work: a ball holds ≈ vol_{d'}(ρ/s) lattice points, the per-point work of the dense
+      levels; s is raised until that is ≤ :data:`AUTO_BALL_POINTS` (12), so the work per point
+      does not grow with d' = ⌊ln n / 2⌋ (at ε = 0.5: s = 5, 6, 7 for d' = 4, 5, 6; the paper's
+      grid has ≈ 7·10⁴ lattice points per ball at d' = 5). Where this wins (d' ≥ 6 at
+      ε = 0.5), points near the centre of a sub-lattice cell are only covered at a coarser level.
     """
-    return max(1, math.ceil(2.0 * (1.0 + approx) / approx - 1e-9) - 1)
+    s = max(1, math.ceil(2.0 * (1.0 + approx) / approx - 1e-9) - 1)
+    if d_prime is not None:
+        rho = (1.0 + approx) * math.sqrt(d_prime) / approx
+        while ball_volume(rho / s, d_prime) > AUTO_BALL_POINTS:
+            s += 1
+    return s
 
 
-def _resolve_stride(grid_stride: int | str, approx: float) -> int:
+def _resolve_stride(grid_stride: int | str, approx: float, d_prime: int | None = None) -> int:
     if grid_stride == "auto":
-        return auto_grid_stride(approx)
+        return auto_grid_stride(approx, d_prime)
     if grid_stride == "paper":
         return 1
     if (
@@ -130,11 +144,13 @@ class MaxCoverKMeans:
         sub-lattice (s·t_i)·Z^{d'} with the same cover radius R_i: NOT in the paper, a
         data-independent restriction of the exponential mechanism's range (spec §5.3 item 8),
         so the privacy guarantee is unchanged. It divides the grid points per ball by ≈ s^{d'}.
-        ``"auto"`` (default) takes the largest stride that still leaves every point within R_i
-        of a candidate: s = ⌈2(1+ε)/ε⌉ − 1 (5 at ε = 0.5), i.e. ρ/s > √d'/2 in lattice units
-        (see :func:`auto_grid_stride`). Lemma 5.1's argument then holds with the inner radius
-        r_i replaced by r_i(1 + ε − sε/2) (a ball of that radius around any centre lies in the
-        cover ball of its nearest candidate), a constant-factor change of the approximation.
+        ``"auto"`` (default, :func:`auto_grid_stride`): s = ⌈2(1+ε)/ε⌉ − 1 (5 at ε = 0.5),
+        the largest stride leaving every point within R_i of a candidate (ρ/s > √d'/2), raised
+        further while a ball holds > 12 lattice points (s = 6, 7 at d' = 5, 6), so the work per
+        point stays flat in n. Lemma 5.1's argument then holds with the inner radius r_i
+        replaced by r_i(1 + ε − sε/2) when that is positive (a ball of that radius around any
+        centre lies in the cover ball of its nearest candidate): a constant-factor change of
+        the approximation, and none of the privacy.
     lloyd_rounds : int, optional
         Number of DP Lloyd rounds (NoisyAVG per cluster) after Algorithm 2, sharing the
         ``"lloyd"`` budget share equally (basic composition). Default: 1 if ``final_lloyd``
@@ -277,7 +293,7 @@ class MaxCoverKMeans:
         active = np.ones(n, dtype=bool)
         stats: dict = {}
         cands = []
-        stride = _resolve_stride(self.grid_stride, approx)
+        stride = _resolve_stride(self.grid_stride, approx, d_prime)
         for i in range(sched.m):
             checkpoint(i / (sched.m + 2), "max-cover: candidate levels")
             b = private_grid_set_cover(

@@ -172,3 +172,20 @@ def test_data_inside_the_ball_is_not_copied():
     with pytest.warns(UserWarning, match="1 of 100 rows"):
         X2 = _clip_with_warning(np.vstack([X[:99], [[5.0, 0, 0]]]), 2.0)
     assert np.linalg.norm(X2, axis=1).max() <= 2.0 + 1e-12
+
+
+# ---------------------------------------------------------------- D'' pruning (post-processing)
+def test_prune_proxy_drops_empty_candidates_and_keeps_k():
+    from dpcore.maxcover.estimator import prune_proxy_weights
+
+    rng = np.random.default_rng(3)
+    eps_L, n_empty = 0.1, 2000
+    noise = rng.laplace(0, 1 / eps_L, n_empty + 3)
+    w = np.maximum(0, np.round(np.r_[np.zeros(n_empty), [400, 300, 200]] + noise))
+    kept = prune_proxy_weights(w, 2, eps_L)
+    assert np.all(kept[-3:] == w[-3:])  # the populated candidates survive unchanged
+    # empty ones pass τ = ln|C|/ε_L with probability 1/(2|C|); without pruning ~half would
+    assert np.count_nonzero(kept[:n_empty]) <= 3 < np.count_nonzero(w[:n_empty])
+    # fewer than k above τ: the k largest noisy counts are kept
+    small = np.array([0.0, 5.0, 9.0, 2.0])
+    np.testing.assert_array_equal(prune_proxy_weights(small, 2, eps_L), [0, 5, 9, 0])

@@ -81,6 +81,26 @@ def noisy_candidate_counts(
     return n_c + laplace(1.0 / eps_L, C.shape[0], rng=rng)
 
 
+def prune_proxy_weights(w: np.ndarray, k: int, eps_L: float) -> np.ndarray:
+    """Zero the noisy counts n'_c ≤ τ = ln|C|/ε_L (post-processing of line 17; no privacy cost).
+
+    Most candidates are uniform draws far from the data (the EM's uniform branch) with n_c = 0;
+    their Lap(1/ε_L) counts put ≈ |C|/(2ε_L) spurious mass into D'', uniformly spread, which
+    pulls Lloyd's centres (line 19) away from the data. An empty candidate exceeds τ with
+    probability e^{−ε_L τ}/2 = 1/(2|C|), so ≤ 1/2 of them survive in expectation. If fewer
+    than k candidates pass, the k largest noisy counts are kept.
+    """
+    if w.size == 0:
+        return w
+    tau = math.log(max(w.size, 2)) / eps_L
+    keep = w > tau
+    if keep.sum() < k:
+        keep = np.zeros(w.size, dtype=bool)
+        keep[np.argsort(-w, kind="stable")[:k]] = True
+        keep &= w > 0
+    return np.where(keep, w, 0.0)
+
+
 def _weighted_kmeans(
     C: np.ndarray, w: np.ndarray, k: int, gen: np.random.Generator, n_init: int = 3
 ) -> np.ndarray:
@@ -159,6 +179,9 @@ class MaxCoverKMeans:
         How Lemma 6.2 charges the candidate construction (see
         :func:`dpcore.maxcover.accounting.em_privacy_loss`): ``"exact"`` (default) holds for
         every ε_E; ``"paper"`` is the printed e·ε_E·ln(1/δ_E)/2, valid only for ε_E ≤ 2.
+    prune_proxy : bool
+        Drop candidates whose noisy count is below ln|C|/ε_L from D'' (post-processing, see
+        :func:`prune_proxy_weights`; default True). False is the paper's literal line 18.
     rng : None, int or Generator
 
     Attributes
@@ -167,7 +190,8 @@ class MaxCoverKMeans:
     privacy_ : ApproxDP
     budget_ : BudgetSplit
     candidates_ : (|C|, d') array, the released candidate grid points
-    proxy_weights_ : (|C|,) array, the noisy counts max(0, round(n_c + Lap(1/ε_L)))
+    proxy_weights_ : (|C|,) array, the noisy counts max(0, round(n_c + Lap(1/ε_L))), pruned
+        (``prune_proxy``)
     proxy_centers_ : (k, d') array S''
     schedule_ : LevelSchedule
     stats_ : dict of work counters (not private: diagnostics only)
@@ -190,6 +214,7 @@ class MaxCoverKMeans:
         rng: RNGLike = None,
         lloyd_rounds: int | None = None,
         em_bound: str = "exact",
+        prune_proxy: bool = True,
     ) -> None:
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -205,6 +230,7 @@ class MaxCoverKMeans:
         self.rng = rng
         self.lloyd_rounds = lloyd_rounds
         self.em_bound = em_bound
+        self.prune_proxy = prune_proxy
 
     # -- validation ---------------------------------------------------------------------------
     def _validate(self, X) -> tuple[np.ndarray, int]:
@@ -314,6 +340,8 @@ class MaxCoverKMeans:
         C = np.unique(np.vstack(cands), axis=0)
         # Lines 13, 15–18: reset D', nearest candidate, Laplace counts (ℓ1 sensitivity 1).
         w = np.maximum(0.0, np.round(noisy_candidate_counts(Y, C, budget.eps_L, rng=gen)))
+        if self.prune_proxy:
+            w = prune_proxy_weights(w, k, budget.eps_L)
         # Line 19: Lloyd on D''; lines 20–22: partition D' by S'', NoisyAVG in R^d.
         S2 = _weighted_kmeans(C, w, k, gen)
         lab, _ = nearest_center(Y, S2)

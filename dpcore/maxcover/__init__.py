@@ -17,10 +17,15 @@ Pieces, in the order of Algorithm 2:
 * :func:`level_schedule`: r_i, t_i, the cover radius R_i = (1+ε) r_i and m = ⌈log_{1+ε} 2n⌉.
 * :func:`offset_set`: the level-independent offsets V of Claim 4.1 (Σ v_j² < d'(1/ε+1)²).
 * :func:`private_grid_set_cover`: Algorithm 3, the greedy max cover by the exponential mechanism
-  over the whole (astronomically large) grid G_i. Both samplers below draw from exactly
+  over the whole (astronomically large) grid G_i. All samplers below draw from exactly
   P(g) ∝ exp(ε_E |cover[g]| / 2) over all of G_i while only touching populated cells; the mass of
   the empty cells enters analytically through |G_i| (Claim 4.2):
 
+  - ``"hybrid"`` (module ``hybrid``; the default through ``sampler="auto"`` whenever a cover
+    ball holds few lattice points, i.e. with ``grid_stride="auto"``): per level either plain
+    rejection from the uniform law plus a global envelope (the fine levels, O(n) per level) or
+    the exact incidences enumerated without waste (module ``ballpoints``; the few dense levels,
+    O(n·vol(ρ)) per level). Near-linear in n, no work limits.
   - ``"incidence"``: Claim 4.2 literally. Every (point, grid point) incidence is enumerated with
     the offsets V (spec §5.3); P_samp = S/(S+|G|), S = Σ_g expm1(a·c_g), a = ε_E/2; the
     non-uniform branch draws g ∝ expm1(a·c_g). Cost ∝ n·|V|·2^{d'} per level: small problems.
@@ -33,13 +38,19 @@ Pieces, in the order of Algorithm 2:
     radius is comparable to the data's spread: there the exact law needs the exact cover of
     every grid point near the densest spots (neighbouring grid points differ by ~75 % in cover
     at the paper's ρ = R/t ≈ 6.7 lattice units in 5-d, so no box bound is tight). Work limits
-    raise a clear error; ``MaxCoverKMeans(grid_stride=s)`` (a data-independent sub-lattice,
-    privacy unchanged, not the paper's grid) divides the grid points per ball by s^{d'}.
+    raise a clear error. Used for the paper's own grid (``grid_stride="paper"``); the default
+    ``grid_stride="auto"`` (a data-independent sub-lattice, privacy unchanged, not the paper's
+    grid) divides the grid points per ball by s^{d'}.
 
 * :func:`noisy_average`: Algorithm 1 (NoisyAVG, Nissim–Stemmer–Vadhan Alg. 5) with the empty /
   tiny-cluster fallback (a uniform point of B_{Δ/2}(0)).
 * :class:`MaxCoverKMeans`: Algorithm 2 end to end, ``privacy_`` from Theorem 6.1 (+ the final
-  round by basic composition).
+  rounds by basic composition), with Lemma 6.2's charge valid for every ε_E
+  (:func:`em_privacy_loss`; the paper's e·ε_E·ln(1/δ_E)/2 needs ε_E ≤ 2).
+
+Modules: ``accounting`` (Thm 6.1, Lemma 6.2, budget split), ``averaging`` (Alg. 1), ``grid``
+(JL, schedule, offsets), ``ballpoints``, ``hybrid``, ``lazy``, ``incidence`` (samplers),
+``cover`` (Alg. 3), ``estimator`` (Alg. 2).
 """
 
 from dpcore.maxcover.accounting import (
@@ -47,6 +58,7 @@ from dpcore.maxcover.accounting import (
     DEFAULT_BUDGET_SPLIT_WITH_LLOYD,
     NOISY_AVG_MAX_EPSILON,
     BudgetSplit,
+    em_privacy_loss,
     privacy_cost,
     split_budget,
 )
@@ -56,7 +68,12 @@ from dpcore.maxcover.averaging import (
     noisy_cluster_averages,
 )
 from dpcore.maxcover.cover import private_grid_set_cover
-from dpcore.maxcover.estimator import MaxCoverKMeans, noisy_candidate_counts
+from dpcore.maxcover.estimator import (
+    MaxCoverKMeans,
+    auto_grid_stride,
+    noisy_candidate_counts,
+    prune_proxy_weights,
+)
 from dpcore.maxcover.grid import (
     LevelSchedule,
     jl_matrix,
@@ -81,6 +98,9 @@ __all__ = [
     "LevelSchedule",
     "MaxCoverKMeans",
     "NoisyAverage",
+    "auto_grid_stride",
+    "em_privacy_loss",
+    "prune_proxy_weights",
     "jl_matrix",
     "level_schedule",
     "noisy_average",

@@ -15,11 +15,11 @@ from dpcore.privacy import ApproxDP, Guarantee, compose
 NOISY_AVG_MAX_EPSILON = 1.0 / 3.0
 
 #: Default split of the total privacy ε_p (the paper gives none; spec §2.5, prior_art §6).
-#: ``em`` is the share of ε_p that the whole candidate construction costs after Lemma 6.2's
-#: factor e·ln(1/δ_E)/2; ``average`` is NoisyAVG's ε_G; ``lloyd`` the optional final round.
+#: ``em`` is the share of ε_p that the whole candidate construction costs under Lemma 6.2
+#: (:func:`em_privacy_loss`); ``average`` is NoisyAVG's ε_G; ``lloyd`` the optional final rounds.
 #: Chosen so that ε_G and the final round stay ≤ 1/3 at ε_p = 1 (Theorem 2.6's range) while the
-#: exponential mechanism, whose effective ε_E is divided by e·ln(1/δ_E)/2 ≈ 23, keeps the largest
-#: share. The public re-implementation's 0.2/0.2/0.6 violates ε_G ≤ 1/3 at ε_p = 1.
+#: exponential mechanism, whose ε_E/2 is divided by ≈ ln(1/δ_E) ≈ 16 (by e·ln(1/δ_E) ≈ 43 under
+#: the paper's bound), keeps the largest share. The public re-implementation's 0.2/0.2/0.6 violates ε_G ≤ 1/3 at ε_p = 1.
 DEFAULT_BUDGET_SPLIT: dict[str, float] = {"em": 0.5, "counts": 0.17, "average": 0.33}
 #: Default split when ``final_lloyd=True`` (Sec. 7's extra DP Lloyd round).
 DEFAULT_BUDGET_SPLIT_WITH_LLOYD: dict[str, float] = {

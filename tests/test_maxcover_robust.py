@@ -189,3 +189,18 @@ def test_prune_proxy_drops_empty_candidates_and_keeps_k():
     # fewer than k above τ: the k largest noisy counts are kept
     small = np.array([0.0, 5.0, 9.0, 2.0])
     np.testing.assert_array_equal(prune_proxy_weights(small, 2, eps_L), [0, 5, 9, 0])
+
+
+def test_fit_reports_progress_per_level_and_can_be_cancelled():
+    from dpcore.cancel import Cancelled, RunControl, controlled
+
+    X = np.random.default_rng(4).uniform(-1, 1, (300, 3))
+    seen: list[tuple[float, str]] = []
+    est = MaxCoverKMeans(3, epsilon=1.0, delta=1e-6, radius=2.0, n_public=300, rng=0)
+    with controlled(RunControl(on_progress=lambda f, m: seen.append((f, m)))):
+        est.fit(X)
+    assert len(seen) >= est.schedule_.m and all(m.startswith("max-cover") for _, m in seen)
+    assert [f for f, _ in seen] == sorted(f for f, _ in seen)
+    ctl = RunControl(on_progress=lambda f, m: ctl.cancel() if f > 0.3 else None)
+    with pytest.raises(Cancelled), controlled(ctl):
+        MaxCoverKMeans(3, epsilon=1.0, delta=1e-6, radius=2.0, n_public=300, rng=0).fit(X)

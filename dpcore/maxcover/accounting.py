@@ -19,7 +19,8 @@ NOISY_AVG_MAX_EPSILON = 1.0 / 3.0
 #: (:func:`em_privacy_loss`); ``average`` is NoisyAVG's ε_G; ``lloyd`` the optional final rounds.
 #: Chosen so that ε_G and the final round stay ≤ 1/3 at ε_p = 1 (Theorem 2.6's range) while the
 #: exponential mechanism, whose ε_E/2 is divided by ≈ ln(1/δ_E) ≈ 16 (by e·ln(1/δ_E) ≈ 43 under
-#: the paper's bound), keeps the largest share. The public re-implementation's 0.2/0.2/0.6 violates ε_G ≤ 1/3 at ε_p = 1.
+#: the paper's bound), keeps the largest share. The public re-implementation's 0.2/0.2/0.6
+#: violates ε_G ≤ 1/3 at ε_p = 1.
 DEFAULT_BUDGET_SPLIT: dict[str, float] = {"em": 0.5, "counts": 0.17, "average": 0.33}
 #: Default split when ``final_lloyd=True`` (Sec. 7's extra DP Lloyd round).
 DEFAULT_BUDGET_SPLIT_WITH_LLOYD: dict[str, float] = {

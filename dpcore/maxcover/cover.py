@@ -75,20 +75,7 @@ def private_grid_set_cover(
     log_n = d * math.log(2 * M + 1)
     out = np.empty((k_prime, d), dtype=np.int64)
     sampler = resolve_sampler(sampler, rho, d)
-    if sampler == "hybrid":
-        hyb = _HybridCover(Yl, active, rho, M, a, k_prime)
-        for q in range(k_prime):
-            b = hyb.draw(gen, max_proposals)
-            covered = hyb.cover_of(b)
-            active[covered] = False
-            hyb.remove(covered)
-            out[q] = b
-        if stats is not None:
-            stats["proposals"] = stats.get("proposals", 0) + hyb.n_proposals
-            stats["evaluations"] = stats.get("evaluations", 0) + hyb.n_evaluations
-            stats["work"] = stats.get("work", 0) + hyb.work
-            stats.setdefault("modes", []).append(hyb.mode)
-    elif sampler == "incidence":
+    if sampler == "incidence":
         act_idx = np.flatnonzero(active)
         V_signed = _signed_offsets(_offsets_within(d, rho * rho))
         inc = _IncidenceCover(Yl[act_idx], rho, M, V_signed, max_incidences)
@@ -100,16 +87,27 @@ def private_grid_set_cover(
             inc.remove(covered)
             active[act_idx[covered]] = False
             out[q] = b
-    elif sampler == "lazy":
-        lazy = _LazyCover(Yl, active, rho, M, a)
-        for q in range(k_prime):
-            b = lazy.draw(log_n, gen, max_proposals, max_work)
-            covered = lazy.cover_of(b)
-            active[covered] = False
-            lazy.remove(covered)
-            out[q] = b
-        if stats is not None:
-            stats["proposals"] = stats.get("proposals", 0) + lazy.n_proposals
-            stats["evaluations"] = stats.get("evaluations", 0) + lazy.n_evaluations
-            stats["work"] = stats.get("work", 0) + lazy.work
+        return out
+    if sampler == "hybrid":
+        cover = _HybridCover(Yl, active, rho, M, a, k_prime)
+
+        def draw():
+            return cover.draw(gen, max_proposals)
+    else:
+        cover = _LazyCover(Yl, active, rho, M, a)
+
+        def draw():
+            return cover.draw(log_n, gen, max_proposals, max_work)
+
+    for q in range(k_prime):
+        b = draw()
+        covered = cover.cover_of(b)
+        active[covered] = False
+        cover.remove(covered)
+        out[q] = b
+    if stats is not None:  # diagnostics (data-dependent work counters, not released)
+        for key, v in (("proposals", cover.n_proposals), ("evaluations", cover.n_evaluations)):
+            stats[key] = stats.get(key, 0) + v
+        stats["work"] = stats.get("work", 0) + cover.work
+        stats.setdefault("modes", []).append(getattr(cover, "mode", sampler))
     return out

@@ -35,20 +35,11 @@ from scipy import special
 
 from dpcore.maxcover.ballpoints import ball_lattice_points, keys_fit
 from dpcore.maxcover.grid import _within
-from dpcore.maxcover.sampling import _categorical, _log_expm1
-
-_HASH = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9], dtype=np.uint64)
+from dpcore.maxcover.sampling import _categorical, _hash_rows, _log_expm1
 
 #: Sparse mode when the expected number of O(n) envelope evaluations per level is below this
 #: (one evaluation costs ~1/500 of building the level's incidences).
 SPARSE_BUDGET = 256.0
-
-
-def _hash_rows(rows: np.ndarray) -> np.ndarray:
-    """One uint64 per integer row (wrapping multiply-add; collisions only merge buckets)."""
-    mult = _HASH[np.arange(rows.shape[1]) % 3] + 2 * np.arange(rows.shape[1], dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        return (rows.astype(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
 
 
 class _CellIndex:

@@ -9,9 +9,7 @@ from scipy import special
 from scipy.spatial import cKDTree
 
 from dpcore.maxcover.grid import _within
-from dpcore.maxcover.sampling import _categorical, _log_expm1
-
-_HASH = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9], dtype=np.uint64)
+from dpcore.maxcover.sampling import _categorical, _hash_rows, _log_expm1
 
 
 def _max_run(rows: np.ndarray) -> int:
@@ -20,10 +18,7 @@ def _max_run(rows: np.ndarray) -> int:
     Rows are hashed to one uint64 (wrapping multiply-add); a collision can only merge buckets,
     so the largest bucket is ≥ the largest true multiplicity (an upper bound is all we need).
     """
-    mult = _HASH[np.arange(rows.shape[1]) % 3] + 2 * np.arange(rows.shape[1], dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        keys = (rows.astype(np.uint64) * mult).sum(axis=1, dtype=np.uint64)
-    return int(np.unique(keys, return_counts=True)[1].max())
+    return int(np.unique(_hash_rows(rows), return_counts=True)[1].max())
 
 
 class _LazyCover:

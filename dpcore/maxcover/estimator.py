@@ -194,7 +194,9 @@ class MaxCoverKMeans:
         (``prune_proxy``)
     proxy_centers_ : (k, d') array S''
     schedule_ : LevelSchedule
-    stats_ : dict of work counters (not private: diagnostics only)
+    grid_stride_ : int, the stride used (``grid_stride`` resolved)
+    stats_ : dict of work counters and each level's sampler mode (data-dependent diagnostics,
+        not a DP release: do not publish them)
     """
 
     def __init__(

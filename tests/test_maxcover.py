@@ -36,10 +36,13 @@ from dpcore.privacy import ApproxDP, PrivacyLeakWarning
 
 # ---------------------------------------------------------------- claim 1: privacy accounting
 def test_privacy_cost_is_theorem_6_1():
-    g = privacy_cost(0.01, 0.2, 0.3, 1e-7, 2e-7)
+    g = privacy_cost(0.01, 0.2, 0.3, 1e-7, 2e-7, em_bound="paper")
     assert isinstance(g, ApproxDP)
     assert g.epsilon == pytest.approx(math.e * 0.01 * math.log(1e7) / 2 + 0.2 + 0.3, rel=1e-12)
     assert g.delta == pytest.approx(3e-7)
+    # the default bound (valid for every ε_E) is (e^{ε_E/2} − 1)·ln(1/δ_E), below the paper's
+    g = privacy_cost(0.01, 0.2, 0.3, 1e-7, 2e-7)
+    assert g.epsilon == pytest.approx(math.expm1(0.005) * math.log(1e7) + 0.5, rel=1e-12)
 
 
 @pytest.mark.parametrize("final_lloyd", [False, True])
@@ -175,7 +178,7 @@ def test_claim_4_2_sampler_matches_exponential_mechanism(kind):
 
 
 # ---------------------------------------------------------------- claim 6: coverage semantics
-@pytest.mark.parametrize("sampler", ["incidence", "lazy"])
+@pytest.mark.parametrize("sampler", ["incidence", "lazy", "hybrid"])
 def test_greedy_cover_removes_exactly_the_covered_points(sampler):
     rng = np.random.default_rng(3)
     Y = np.vstack([rng.normal(0.2, 0.03, (60, 2)), rng.uniform(-0.7, 0.7, (40, 2))])
@@ -336,7 +339,7 @@ def test_samplers_give_same_utility_on_an_easy_instance():
         (dict(delta=1.0), "delta"),
         (dict(epsilon=-1.0), "epsilon"),
         (dict(radius=-1.0), "radius"),
-        (dict(n_clusters=11), "exceeds"),
+        (dict(n_clusters=11), "n_public"),
         (dict(budget_split={"em": 0.5, "counts": 0.5}), "keys"),
         (dict(budget_split={"em": 0.5, "counts": 0.3, "average": 0.3}), "sum to 1"),
     ],
@@ -436,5 +439,14 @@ def test_work_limit_raises_a_clear_error():
     with pytest.raises(RuntimeError, match="grid_stride"):
         for i in range(s.m):
             private_grid_set_cover(
-                Y, np.ones(3000, bool), s.t[i], s.rho, int(s.M[i]), 8, 0.5, rng=0, max_work=1e4
+                Y,
+                np.ones(3000, bool),
+                s.t[i],
+                s.rho,
+                int(s.M[i]),
+                8,
+                0.5,
+                rng=0,
+                max_work=1e4,
+                sampler="lazy",
             )

@@ -390,11 +390,6 @@ ALIASES = {"epsilon": ("epsilon", "rho", "budget"), "rho": ("rho",), "n_iter": (
            "lower": ("lower", "range"), "upper": ("upper", "range"), "m": ("m ", "m=", "m must")}
 
 UNCLEAR: list[str] = []
-# Bugs the fuzz found in modules owned elsewhere, pinned by a strict xfail below (which turns into
-# a failure once fixed, so this list cannot outlive the bug): counted, not hidden.
-KNOWN_BUGS = {
-    "MaxCoverKMeans": "zero-size array to reduction operation minimum",
-}
 
 
 # Valid values mixed into every pool, so that correct results are exercised too.
@@ -421,9 +416,6 @@ def _check_estimator(name: str, kw: dict) -> None:
             value, radius = fn(**kw)
         except ValueError as exc:
             text = one_line(exc)
-            if KNOWN_BUGS.get(name, "\0") in text:
-                record(f"estimator: {name}", "known bug")
-                return
             words = [w for k in kw for w in ALIASES.get(k, (k,))]
             if not any(w in text for w in words):
                 UNCLEAR.append(f"{name}({kw!r}): {text}")
@@ -451,8 +443,6 @@ def test_estimator_parameters_clear_error_or_correct_result(name):
     assert not UNCLEAR, "errors that do not name the parameter:\n" + "\n".join(UNCLEAR)
 
 
-@pytest.mark.xfail(strict=True, reason="maxcover _LazyCover.root_box on an empty active set "
-                   "(every point covered before the k'-th draw); reported to the max-cover owner")
 def test_maxcover_with_every_point_covered_releases_centres():
     c, _ = _maxcover(n_clusters=1, epsilon=4.0)
     assert np.isfinite(c).all()

@@ -372,9 +372,10 @@ def _private_mean_sq_norm(sum_sq: float, n: int, *, radius: float, epsilon: floa
     (``coreset_max_sample_size(n, x̃, r², λ) ≥ m``); if it binds, a warning says that the
     expected sample size will be below m (Σ q = λm + (1 − λ) m x̃_true / x̃_used).
     """
-    from dpcore.noise import laplace, laplace_scale
+    from dpcore.noise import add_laplace, laplace_scale
 
-    noisy = (sum_sq + float(laplace(laplace_scale(radius**2, epsilon), rng=rng))) / n
+    scale = laplace_scale(radius**2, epsilon)
+    noisy = add_laplace(sum_sq, scale, sensitivity=radius**2, rng=rng) / n
     lowest = (1.0 - lam) * sample_size * radius**2 / (n - lam * sample_size)
     if noisy < lowest:
         warnings.warn(

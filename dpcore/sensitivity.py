@@ -699,7 +699,7 @@ def bernstein_mechanism(
     (in the C order of :func:`bernstein_lattice`): ε-DP when their L∞ sensitivity is at most
     ``Δ``. ``h`` (iterated-Bernstein order) only changes the post-processing.
     """
-    from dpcore.noise import laplace
+    from dpcore.noise import add_laplace
 
     lattice_k = _check_count(lattice_k, "lattice_k")
     dims = _check_count(dims, "dims")
@@ -712,7 +712,7 @@ def bernstein_mechanism(
         )
     c = c.reshape((lattice_k + 1,) * dims)
     scale = sensitivity * (lattice_k + 1) ** dims / epsilon
-    noisy = c + laplace(scale, size=c.shape, rng=rng)
+    noisy = add_laplace(c, scale, sensitivity=scale * epsilon, rng=rng)
     return BernsteinRelease(coefficients=noisy, lattice_k=lattice_k, h=h)
 
 
@@ -761,7 +761,7 @@ def respond(
     if mechanism == "laplace":
         v = np.asarray(value, dtype=float)
         scale = noise.laplace_scale(sens, epsilon)
-        out = v + noise.laplace(scale, size=v.shape, rng=gen)
+        out = np.asarray(noise.add_laplace(v, scale, sensitivity=sens, rng=gen))
         return (float(out) if out.ndim == 0 else out), scale
     if mechanism == "gaussian":
         if not 0.0 < delta < 1.0:
@@ -778,7 +778,7 @@ def respond(
             sigma = sens * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
         else:
             raise ValueError(f"calibration must be 'analytic' or 'classic', got {calibration!r}")
-        out = v + noise.gaussian(sigma, size=v.shape, rng=gen)
+        out = np.asarray(noise.add_gaussian(v, sigma, sensitivity=sens, rng=gen))
         return (float(out) if out.ndim == 0 else out), sigma
     if mechanism == "exponential":
         scores = np.asarray(value, dtype=float)

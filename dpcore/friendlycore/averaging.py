@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpcore.noise import gaussian, gaussian_sigma_zcdp
+from dpcore.noise import add_gaussian, gaussian_sigma_zcdp
 from dpcore.privacy import ZCDP, ApproxDP, Guarantee
 from dpcore.rng import RNGLike, as_generator
 
@@ -55,8 +55,8 @@ def noisy_size_lower(n: int, rho1: float, delta: float, *, rng: RNGLike = None) 
     """``n̂ = n − √(ln(1/δ)/ρ₁') − 1 + N(0, 1/(2ρ₁'))``, ``ρ₁' = (1 − δ)ρ₁`` (FriendlyAvg and
     FriendlyOrdTupAvg step 2): ≤ n w.p. ≥ 1 − δ, and ρ₁-zCDP even conditioned on that event."""
     rho1_eff = (1.0 - delta) * rho1
-    noise = float(gaussian(gaussian_sigma_zcdp(1.0, rho1_eff), rng=rng))
-    return n - math.sqrt(math.log(1.0 / delta) / rho1_eff) - 1.0 + noise
+    base = n - math.sqrt(math.log(1.0 / delta) / rho1_eff) - 1.0
+    return float(add_gaussian(base, gaussian_sigma_zcdp(1.0, rho1_eff), sensitivity=1.0, rng=rng))
 
 
 @dataclass(frozen=True)
@@ -99,14 +99,14 @@ def friendly_avg(
     if n == 0 or n_hat <= 0:
         return FriendlyAvgResult(None, n_hat, None, guarantee)
     sigma = gaussian_sigma_zcdp(2.0 * radius / n_hat, rho2)
-    estimate = X.mean(axis=0) + gaussian(sigma, X.shape[1], rng=gen)
+    estimate = add_gaussian(X.mean(axis=0), sigma, sensitivity=2.0 * radius / n_hat, rng=gen)
     return FriendlyAvgResult(estimate, n_hat, sigma, guarantee)
 
 
 def _check_diam_from_total(
     total: float, n: int, rho: float, beta: float, gen: np.random.Generator
 ) -> bool:
-    a_hat = total / n + float(gaussian(gaussian_sigma_zcdp(2.0, rho), rng=gen))
+    a_hat = float(add_gaussian(total / n, gaussian_sigma_zcdp(2.0, rho), sensitivity=2.0, rng=gen))
     return a_hat >= n - math.sqrt(4.0 * math.log(1.0 / beta) / rho)
 
 

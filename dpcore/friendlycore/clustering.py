@@ -43,7 +43,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from dpcore.geometry import nearest_center, row_norms, squared_distances
-from dpcore.noise import gaussian, gaussian_sigma_zcdp
+from dpcore.noise import add_gaussian, gaussian_sigma_zcdp
 from dpcore.privacy import ZCDP, ApproxDP, Guarantee, compose
 from dpcore.rng import RNGLike, as_generator
 from dpcore.threads import single_threaded_blas
@@ -334,11 +334,12 @@ class FriendlyCoreKMeans:
         n_hat = noisy_size_lower(C.shape[0], 0.1 * rho, delta, rng=gen)
         if C.shape[0] == 0 or n_hat <= 0:
             return None
-        k, d = C.shape[1:]
+        k = C.shape[1]
         out = C.mean(axis=0)
         for j in range(k):
             sigma = gaussian_sigma_zcdp(2.0 * self.tuple_radii_[j] / n_hat, 0.9 * rho / k)
-            out[j] += gaussian(sigma, d, rng=gen)
+            sens_j = 2.0 * self.tuple_radii_[j] / n_hat
+            out[j] = add_gaussian(out[j], sigma, sensitivity=sens_j, rng=gen)
         return out
 
     def _noisy_lloyd(

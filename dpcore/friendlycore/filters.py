@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
-from dpcore.noise import gaussian, gaussian_sigma_zcdp
+from dpcore.noise import add_gaussian, gaussian_sigma_zcdp
 from dpcore.privacy import ZCDP, ApproxDP, PureDP, compose
 from dpcore.rng import RNGLike, as_generator
 
@@ -116,7 +116,8 @@ class BasicFilter:
 def noisy_size_upper(n: int, rho1: float, delta: float, *, rng: RNGLike = None) -> float:
     """``n̂ = n + √(ln(2/δ)/ρ₁) + N(0, 1/(2ρ₁))`` (zCDPFilter step ii): ρ₁-zCDP, ≥ n w.p. 1 − δ/2."""
     sigma = gaussian_sigma_zcdp(1.0, rho1)
-    return n + math.sqrt(math.log(2.0 / delta) / rho1) + float(gaussian(sigma, rng=rng))
+    shifted = n + math.sqrt(math.log(2.0 / delta) / rho1)
+    return float(add_gaussian(shifted, sigma, sensitivity=1.0, rng=rng))
 
 
 def _threshold(n_hat: float, rho2: float, delta: float) -> tuple[float, float]:
@@ -182,7 +183,7 @@ class zCDPFilter:
             empty = np.zeros(n, dtype=bool)
             return FilterResult(empty, z, np.zeros(n), self.guarantee, float(n_hat))
         tau, sigma = _threshold(n_hat, self.rho2, self.delta)
-        noisy = z + gaussian(sigma, n, rng=gen)
+        noisy = add_gaussian(z, sigma, sensitivity=0.5 * math.sqrt(n), rng=gen)
         prob = special.ndtr((z - tau) / sigma)
         return FilterResult(noisy >= tau, z, prob, self.guarantee, float(n_hat), tau, sigma)
 

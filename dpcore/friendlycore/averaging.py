@@ -31,7 +31,13 @@ from .counting import total_friends
 from .filters import FriendlyCoreResult, friendly_core
 from .validation import check_points, check_positive, check_privacy
 
+FAILED_MESSAGE = (
+    "FriendlyAvg returned ⊥ (its noisy size n̂ ≤ 0): radius too small, data not friendly, or too "
+    "few points. The budget is spent: ⊥ is an output of the mechanism."
+)
+
 __all__ = [
+    "FAILED_MESSAGE",
     "FriendlyAvgResult",
     "FriendlyMeanResult",
     "check_diam",
@@ -225,6 +231,7 @@ def friendly_mean(
     sample_size: int | None = None,
     check_size: bool = True,
     counts: np.ndarray | None = None,
+    n_public: int | None = None,
     rng: RNGLike = None,
 ) -> FriendlyMeanResult:
     """Private mean by FC_Avg (Sec. 5.1.1) or FC_Avg_UnknownDiam (Sec. 5.1.2).
@@ -254,7 +261,11 @@ def friendly_mean(
     sample_size : int, optional
         Sampled friend counting (App. B, see :func:`friendly_core`).
     check_size : bool
-        Refuse (``ValueError``) data too small for the core to survive; see :func:`friendly_core`.
+        Refuse (``ValueError``) when the declared ``n_public`` is too small for the core to
+        survive; see :func:`friendly_core`. Never reads the true n: without ``n_public`` a data
+        set too small runs and returns ⊥ (``failed=True``, :data:`FAILED_MESSAGE`).
+    n_public : int, optional
+        The declared (public) number of rows.
     counts : array, optional
         Precomputed ``friend_counts(X, radius)`` (known diameter, exact counting only).
     """
@@ -295,7 +306,7 @@ def friendly_mean(
     core_rho, fa_rho = 0.1 * avg_rho, 0.9 * avg_rho
     core = friendly_core(
         X, radius, paradigm="zcdp", rho=core_rho, delta=z_delta / 2.0,
-        sample_size=sample_size, check_size=check_size, counts=counts, rng=gen,
+        sample_size=sample_size, check_size=check_size, counts=counts, n_public=n_public, rng=gen,
     )
     budget.append(("FriendlyCore", ZCDP(core_rho, z_delta / 2.0)))
     rho1 = footnote_rho1(fa_rho, z_delta / 2.0, core.n_hat or 0.0) if split == "paper" else None
@@ -306,12 +317,7 @@ def friendly_mean(
     if epsilon is not None:
         budget.append(("zCDP → (ε, δ) conversion", ApproxDP(0.0, delta / 2.0)))
     failed = avg.estimate is None
-    reason = (
-        f"FriendlyAvg aborted: the core has {core.size} of {X.shape[0]} points and its noisy "
-        f"size n̂ = {avg.n_hat:.1f} ≤ 0 (radius too small, data not friendly, or too few points)"
-        if failed
-        else ""
-    )
+    reason = FAILED_MESSAGE if failed else ""  # fixed text: core sizes are data-dependent
     return FriendlyMeanResult(
         avg.estimate, core.mask, delivered, float(radius), searched, core, avg.n_hat,
         avg.noise_sd, failed, reason, budget,

@@ -301,6 +301,7 @@ def friendly_core(
     sample_size: int | None = None,
     check_size: bool = True,
     counts: np.ndarray | None = None,
+    n_public: int | None = None,
     rng: RNGLike = None,
 ) -> FriendlyCoreResult:
     """FriendlyCore with the ``dist_r`` predicate ``‖x − y‖ ≤ r`` (Sec. 4.3 / 4.4).
@@ -322,11 +323,13 @@ def friendly_core(
         zCDP paradigm only: count friends among a random reference set of about this many points
         instead of all n (App. B), O(n · m · d) instead of O(n² d). See Notes.
     check_size : bool
-        Raise ``ValueError`` when n (or the reference size) is below :func:`required_size`, i.e.
-        when even a perfectly friendly data set would give an (almost) empty core. The check
-        reads n; like the shape checks it refuses to run rather than releasing anything, but in
-        the add/remove model n is private, so pass ``check_size=False`` where even that one bit
-        (n below the bound) must not be revealed.
+        Raise ``ValueError`` when the *declared* size ``n_public`` (or the reference size) is below
+        :func:`required_size`, i.e. when even a perfectly friendly data set of that size would
+        give an (almost) empty core. Only public inputs decide a refusal (issue 12, defect 4: a
+        refusal that reads the true n flips between neighbours, an ε = ∞ event); without
+        ``n_public`` nothing is refused and a too-small data set simply yields an empty core.
+    n_public : int, optional
+        The declared (public) number of rows, used only by ``check_size``.
     counts : (n,) int array, optional
         Precomputed exact friend counts ``friend_counts(X, radius)`` (they are a deterministic
         function of the data), to re-draw the core without recounting. Exact counting only.
@@ -373,8 +376,8 @@ def friendly_core(
     check_privacy(rho=rho, delta=delta)
     filt_delta = delta if sample_size is None else delta / 2.0
     filt = zCDPFilter(rho, filt_delta)
-    if check_size:
-        _check_enough(n, rho, filt_delta, sample_size)
+    if check_size and n_public is not None:
+        _check_enough(int(n_public), rho, filt_delta, sample_size)
     n_hat = noisy_size_upper(n, filt.rho1, filt_delta, rng=gen) if n else 0.0
     if sample_size is None:
         counts = _exact_counts(X, radius, counts)
@@ -410,9 +413,9 @@ def _check_enough(n: int, rho: float, delta: float, sample_size: int | None = No
         need = required_size(rho, delta)
         if n < need:
             raise ValueError(
-                f"n = {n} is too small for FriendlyCore with rho = {rho:g}, delta = {delta:g}: "
-                "even a perfectly friendly data set would lose most points. Need n >= "
-                f"{need} (or a larger rho / delta); pass check_size=False to run anyway."
+                f"the declared n = {n} is too small for FriendlyCore with rho = {rho:g}, delta = "
+                f"{delta:g}: even a perfectly friendly data set would lose most points. Need "
+                f"n >= {need} (or a larger rho / delta); pass check_size=False to run anyway."
             )
         return
     need = required_size(rho, delta, n=n)

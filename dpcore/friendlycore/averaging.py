@@ -232,6 +232,7 @@ def friendly_mean(
     check_size: bool = True,
     counts: np.ndarray | None = None,
     n_public: int | None = None,
+    sample_rate: float | None = None,
     rng: RNGLike = None,
 ) -> FriendlyMeanResult:
     """Private mean by FC_Avg (Sec. 5.1.1) or FC_Avg_UnknownDiam (Sec. 5.1.2).
@@ -266,6 +267,11 @@ def friendly_mean(
         set too small runs and returns ⊥ (``failed=True``, :data:`FAILED_MESSAGE`).
     n_public : int, optional
         The declared (public) number of rows.
+    sample_rate : float in (0, 1], optional
+        ``X`` is a Poisson sample of the data at this public rate
+        (:func:`~dpcore.friendlycore.sampling.poisson_rows`). With ``epsilon``: FC_Avg runs at the
+        (ε_in, δ_in) whose amplification is (ε, δ) (:func:`.sampling.inner_budget`), so the
+        result's ``guarantee`` is the requested (ε, δ) for the *data*, not the sample.
     counts : array, optional
         Precomputed ``friend_counts(X, radius)`` (known diameter, exact counting only).
     """
@@ -276,6 +282,16 @@ def friendly_mean(
     if split not in ("paper", "default"):
         raise ValueError(f"split must be 'paper' or 'default', got {split!r}")
     gen = as_generator(rng)
+    rate = 1.0 if sample_rate is None else float(sample_rate)
+    if not 0 < rate <= 1:
+        raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}")
+    if rate < 1.0:
+        if epsilon is None:
+            raise ValueError("sample_rate needs an epsilon target (amplification is in (ε, δ))")
+        from .sampling import inner_budget
+
+        asked = ApproxDP(epsilon, delta)
+        epsilon, delta = inner_budget(epsilon, delta, rate)
     if epsilon is not None:
         z_delta = delta / 2.0
         total_rho = rho_for_epsilon(epsilon, delta / 2.0)
@@ -316,6 +332,9 @@ def friendly_mean(
     budget.append(("FriendlyAvg", ZCDP(fa_rho, z_delta / 2.0)))
     if epsilon is not None:
         budget.append(("zCDP → (ε, δ) conversion", ApproxDP(0.0, delta / 2.0)))
+    if rate < 1.0:
+        budget.append((f"Poisson subsampling at q = {rate:g} (amplification)", asked))
+        delivered = asked
     failed = avg.estimate is None
     reason = FAILED_MESSAGE if failed else ""  # fixed text: core sizes are data-dependent
     return FriendlyMeanResult(

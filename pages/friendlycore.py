@@ -83,7 +83,7 @@ def mean_once(fp: str, n_used: int, r: float, eps: float, delta: float, seed: in
         warnings.simplefilter("always")
         try:
             res = friendly_mean(_X, radius=r, epsilon=eps, delta=delta, rng=seed,
-                                sample_rate=poisson_rate(n_used, ds.n))
+                                sample_rate=poisson_rate(n_used, ds.n), n_public=n_used)
         except ValueError as exc:
             return {"error": str(exc)}
     return {"estimate": res.estimate, "mask": res.core_mask, "counts": res.core.counts,

@@ -286,8 +286,10 @@ def dp_paradigm_guarantee(downstream: ApproxDP | PureDP, *, alpha: float = 0.0) 
         raise TypeError(f"Theorem 4.2 needs an (ε, δ)-DP downstream guarantee, got {downstream}")
     g = 1.0 / (1.0 - 2.0 * alpha) + 1.0
     eps = g * math.expm1(downstream.epsilon)
-    delta = g * downstream.delta * math.exp(downstream.epsilon + eps)
-    return ApproxDP(eps, min(delta, 1 - 1e-16))
+    # log space: e^{ε + g(e^ε − 1)} overflows a float from ε ≈ 6 on (the bound is then vacuous)
+    log_delta = (math.log(g * downstream.delta) + downstream.epsilon + eps
+                 if downstream.delta > 0 else -math.inf)
+    return ApproxDP(eps, math.exp(min(log_delta, math.log1p(-1e-16))))
 
 
 def friendly_core(

@@ -44,7 +44,8 @@ def test_population_equal_to_p_gets_its_promise():
 
 def test_population_sampler_stays_in_the_box_and_labels():
     for kind in POPULATIONS:
-        x = population_sampler(kind, (0.0, 2.0), 3, binary_label=True)(500, np.random.default_rng(0))
+        draw = population_sampler(kind, (0.0, 2.0), 3, binary_label=True)
+        x = draw(500, np.random.default_rng(0))
         assert x.shape == (500, 3)
         assert x[:, :2].min() >= 0 and x[:, :2].max() <= 2
         assert set(np.unique(x[:, 2])) == {-1.0, 1.0}

@@ -70,17 +70,18 @@ class Case:
 @dataclass(frozen=True)
 class CaseResult:
     case: Case
-    real: AuditResult
-    broken: AuditResult
+    real: AuditResult | None
+    broken: AuditResult | None
     seconds: float
+    error: str = ""  # the mechanism raised (reported in the table, never hidden)
 
     @property
     def passes(self) -> bool:
-        return self.real.consistent_with(self.case.claim.epsilon)
+        return self.real is not None and self.real.consistent_with(self.case.claim.epsilon)
 
     @property
     def flags_broken(self) -> bool:
-        return not self.broken.consistent_with(self.case.claim.epsilon)
+        return self.broken is not None and not self.broken.consistent_with(self.case.claim.epsilon)
 
 
 def _repeat(one: Callable[[Any, np.random.Generator], float]) -> SampleFn:
@@ -120,6 +121,13 @@ def _dplloyd(epsilon: float, sampler: str | None = None, **kw: Any):
     return _repeat(one)
 
 
+def _lloyd_broken(sampler: str, kw: dict) -> tuple[SampleFn, str]:
+    if sampler == "coreset":  # ~30 ms a fit: 2,000 draws cannot see a 10ε twin; a cheap leak
+        return (_leak_n(lambda X, rng: 0.0, lambda X: X.shape[0], 401),
+                "refuses n < 401 (a size check on the true n)")
+    return _dplloyd(10.0, sampler, **kw), "calibrated to 10ε"
+
+
 def _dplloyd_cases() -> list[Case]:
     cases = [Case(
         "DP-Lloyd (full data)", "k = 1, n_iter = 1, radius 1, ε = 1; D₀ = 20 rows at 0, "
@@ -138,8 +146,8 @@ def _dplloyd_cases() -> list[Case]:
             f"calibrated by the app's sampler path{', m = 100' if kw else ''}); D₀ = 400 rows "
             "at (0, ±0.5), D₁ = D₀ + (1, 0); statistic: first centre coordinate; slow (a fit "
             "per draw)", ApproxDP(1.0, 0.0), _dplloyd(1.0, sampler, **kw),
-            _dplloyd(10.0, sampler, **kw), "calibrated to 10ε", X0, X1,
-            2_000 if sampler == "coreset" else 10_000, slow=True))
+            *_lloyd_broken(sampler, kw), X0, X1, 2_000 if sampler == "coreset" else 10_000,
+            slow=True, broken_samples=100_000 if sampler == "coreset" else None))
     return cases
 
 
@@ -322,7 +330,20 @@ def run_case(case: Case, *, n_samples: int | None = None, rng: int = 0) -> CaseR
 
 
 def run_suite(*, include_slow: bool = True, rng: int = 0) -> list[CaseResult]:
-    return [run_case(c, rng=rng) for c in CASES if include_slow or not c.slow]
+    """All cases; a case whose mechanism raises is reported with its error (a crash is a bug)."""
+    out = []
+    for c in CASES:
+        if not include_slow and c.slow:
+            continue
+        t0 = time.perf_counter()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out.append(run_case(c, rng=rng))
+        except Exception as exc:  # noqa: BLE001 — the table must show it
+            out.append(CaseResult(c, None, None, time.perf_counter() - t0,
+                                  f"{type(exc).__name__}: {exc}"))
+    return out
 
 
 def _fmt(x: float) -> str:
@@ -340,10 +361,13 @@ def markdown_table(results: list[CaseResult]) -> str:
     for r in results:
         c = r.case
         verdict = ("pass, broken flagged" if r.passes and r.flags_broken else
-                   ("FAIL" if not r.passes else "pass, broken NOT flagged"))
+                   (f"ERROR ({r.error})" if r.error else
+                    ("FAIL" if not r.passes else "pass, broken NOT flagged")))
+        real = "—" if r.real is None else _fmt(r.real.epsilon_lower)
+        broken = "—" if r.broken is None else _fmt(r.broken.epsilon_lower)
         lines.append(
             f"| {c.name} | {c.config} | ({_fmt(c.claim.epsilon)}, {c.claim.delta:.0e}) | "
-            f"{_fmt(r.real.epsilon_lower)} | {c.broken_what} | {_fmt(r.broken.epsilon_lower)} | "
+            f"{real} | {c.broken_what} | {broken} | "
             f"{c.n_samples:,}{' (slow)' if c.slow else ''}"
             f"{f' / {c.broken_samples:,}' if c.broken_samples else ''} | {verdict} |")
     return "\n".join(lines) + "\n"

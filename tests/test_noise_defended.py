@@ -153,3 +153,37 @@ def test_defended_l2_exponential_output_on_grid():
         out = noise.add_l2_exponential(np.full((3, 2), 0.123456789), 1.0, sensitivity=1.0, rng=1)
     lam = 2.0 ** math.floor(math.log2(noise.DEFAULT_ETA / math.sqrt(6)))
     assert np.all(out / lam == np.rint(out / lam))
+
+
+def test_every_release_mechanism_runs_with_defended_noise():
+    # No release path may still call a bare float sampler (they refuse inside the context).
+    import warnings
+
+    from dpcore.bounds import private_norm_quantile, private_row_count
+    from dpcore.coinpress import coinpress_mean
+    from dpcore.friendlycore import FriendlyCoreKMeans, friendly_mean
+    from dpcore.lloyd import DPLloyd
+    from dpcore.maxcover import noisy_average
+    from dpcore.sensitivity import respond
+
+    rng = np.random.default_rng(0)
+    X = np.clip(rng.normal(size=(600, 2)), -3, 3) * 0.2
+    with warnings.catch_warnings(), noise.defended_noise(ApproxDP(1.0, 1e-6)):
+        warnings.simplefilter("ignore")
+        assert DPLloyd(2, epsilon=1.0, radius=1, n_iter=2, rng=1).fit(X).cluster_centers_.shape \
+            == (2, 2)
+        assert DPLloyd(2, epsilon=1.0, radius=1, n_iter=2, sampler="uniform", sample_size=300,
+                       rng=1).fit(X).cluster_centers_.shape == (2, 2)
+        assert noisy_average(X, radius=1, epsilon=0.3, delta=1e-6, rng=1).center.shape == (2,)
+        assert friendly_mean(X, radius=1, epsilon=8, delta=1e-6, rng=1).guarantee is not None
+        assert FriendlyCoreKMeans(1, rho=4.0, delta=1e-6, radius=1, t=250, rng=1).fit(X) \
+            .privacy_ is not None
+        assert coinpress_mean(X, rho=0.5, radius=1, rng=1).estimate.shape == (2,)
+        assert private_row_count(600, epsilon=1, rng=1).value > 0
+        assert private_norm_quantile(X, epsilon=1, lower=0.01, upper=10, rng=1).radius > 0
+        for mech in ("laplace", "gaussian"):
+            out, _ = respond(np.ones(3), mechanism=mech, sensitivity=0.1, epsilon=1.0,
+                             delta=1e-6, rng=1)
+            lam = 2.0 ** math.floor(math.log2(noise.DEFAULT_ETA * 0.1 / (3 if mech == "laplace"
+                                                                      else math.sqrt(3))))
+            assert np.all(np.asarray(out) / lam == np.rint(np.asarray(out) / lam))

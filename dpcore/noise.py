@@ -281,11 +281,22 @@ class NoiseDefence:
     """
 
     eta: float
-    nominal: Guarantee
-    slack: Guarantee
+    nominal: Guarantee | None
+
+    def slack_for(self, nominal: Guarantee) -> Guarantee:
+        """The defence's extra cost for a release whose ideal-noise guarantee is ``nominal``."""
+        return _slack(nominal, (1.0 + self.eta) ** 2 - 1.0)
+
+    @property
+    def slack(self) -> Guarantee:
+        if self.nominal is None:
+            raise ValueError("defended_noise() was entered without the release's nominal "
+                             "guarantee: pass it, or use slack_for(guarantee)")
+        return self.slack_for(self.nominal)
 
     @property
     def delivered(self) -> Guarantee:
+        """``compose(nominal, slack)``: what the release delivers with the defence."""
         from dpcore.privacy import compose
 
         return compose(self.nominal, self.slack)
@@ -318,7 +329,7 @@ def defended_noise(
     ----------
     nominal : Guarantee, optional
         The guarantee the release claims with ideal noise (the door's charge); ``slack`` is
-        computed from it before the run. Default ``PureDP(0)`` (then slack is 0; give the charge).
+        computed from it before the run (without it, call ``slack_for(guarantee)``).
     eta : float
         Relative sensitivity inflation per draw, in (0, 2⁻¹⁰].
 
@@ -332,8 +343,9 @@ def defended_noise(
     eta = float(eta)
     if not 0 < eta <= 2.0**-10:
         raise ValueError(f"eta must be in (0, 2^-10], got {eta!r}")
-    nominal = PureDP(0.0) if nominal is None else nominal
-    defence = NoiseDefence(eta, nominal, _slack(nominal, (1.0 + eta) ** 2 - 1.0))
+    if nominal is not None:
+        _slack(nominal, 0.0)  # type check up front
+    defence = NoiseDefence(eta, nominal)
     token = _DEFENCE.set(defence)
     try:
         yield defence

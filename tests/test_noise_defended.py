@@ -187,3 +187,12 @@ def test_every_release_mechanism_runs_with_defended_noise():
             lam = 2.0 ** math.floor(math.log2(noise.DEFAULT_ETA * 0.1 / (3 if mech == "laplace"
                                                                       else math.sqrt(3))))
             assert np.all(np.asarray(out) / lam == np.rint(np.asarray(out) / lam))
+
+
+def test_slack_needs_the_nominal_guarantee():
+    with noise.defended_noise() as d:
+        with pytest.raises(ValueError, match="nominal"):
+            _ = d.slack
+        assert d.slack_for(PureDP(1.0)).epsilon == pytest.approx((1 + d.eta) ** 2 - 1)
+    with pytest.raises(TypeError), noise.defended_noise("eps=1"):  # type: ignore[arg-type]
+        pass

@@ -33,32 +33,34 @@ def integer_source(rng: RNGLike = None) -> random.Random:
     return random.Random(int(as_generator(rng).integers(0, 2**63 - 1)))
 
 
-def _bernoulli(p: Fraction, src: random.Random) -> bool:
-    return src.randrange(p.denominator) < p.numerator
+def _bern_exp(num: int, den: int, src: random.Random) -> bool:
+    """Bernoulli(exp(−num/den)) on integers (no Fraction normalisation: the hot path)."""
+    while num > den:  # exp(−γ) = exp(−1)^⌊γ⌋ · exp(−frac)
+        if not _bern_exp(1, 1, src):
+            return False
+        num -= den
+    k = 1  # CKS Alg. 1 for γ ∈ [0, 1]: K = first k with Bern(γ/k) = 0; output 1{K odd}
+    while src.randrange(den * k) < num:
+        k += 1
+    return k % 2 == 1
 
 
 def bernoulli_exp(gamma: Fraction, src: random.Random) -> bool:
     """Exactly Bernoulli(exp(−γ)) for rational γ ≥ 0 (CKS 2020, Algorithm 1)."""
+    gamma = Fraction(gamma)
     if gamma < 0:
         raise ValueError(f"gamma must be ≥ 0, got {gamma}")
-    while gamma > 1:  # exp(−γ) = exp(−1)^⌊γ⌋ · exp(−frac)
-        if not bernoulli_exp(Fraction(1), src):
-            return False
-        gamma -= 1
-    k = 1
-    while _bernoulli(gamma / k, src):
-        k += 1
-    return k % 2 == 1
+    return _bern_exp(gamma.numerator, gamma.denominator, src)
 
 
 def _one_laplace(s: int, t: int, src: random.Random) -> int:
     # CKS Alg. 2: X = U + tV is Geometric(1 − e^{−1/t}); Y = ⌊X/s⌋ is Geometric(1 − e^{−s/t}).
     while True:
         u = src.randrange(t)
-        if not bernoulli_exp(Fraction(u, t), src):
+        if not _bern_exp(u, t, src):
             continue
         v = 0
-        while bernoulli_exp(Fraction(1), src):
+        while _bern_exp(1, 1, src):
             v += 1
         y = (u + t * v) // s
         negative = src.randrange(2) == 1
@@ -77,11 +79,13 @@ def discrete_laplace(scale: Fraction | float, size: int, src: random.Random) -> 
 
 
 def _one_gaussian(sigma2: Fraction, t: int, src: random.Random) -> int:
-    # CKS Alg. 3: propose discrete Laplace(t), accept w.p. exp(−(|y| − σ²/t)²/(2σ²)).
-    shift = sigma2 / t
+    # CKS Alg. 3: propose discrete Laplace(t), accept w.p. exp(−(|y| − σ²/t)²/(2σ²)); with
+    # σ² = p/q that exponent is (|y|·q·t − p)² / (2·p·q·t²), all integers.
+    p, q = sigma2.numerator, sigma2.denominator
+    den = 2 * p * q * t * t
     while True:
         y = _one_laplace(1, t, src)
-        if bernoulli_exp((abs(y) - shift) ** 2 / (2 * sigma2), src):
+        if _bern_exp((abs(y) * q * t - p) ** 2, den, src):
             return y
 
 

@@ -207,7 +207,8 @@ class FriendlyCoreKMeans:
     failed_ : bool — FriendlyCore did not produce centres
     failure_reason_ : str
     used_fallback_ : bool
-    tuples_ : (t, k, d) — the oracle's unordered tuples (in shuffled-part order)
+    part_labels_ : (n,) int — each point's part (i.i.d. uniform, :func:`assign_parts`)
+    tuples_ : (t, k, d) — the oracle's unordered tuples, tuple j from part j
     tuple_scores_ : (t,) — zCDPFilter scores of the tuples (match counts − t/2)
     tuple_core_mask_ : (t,) bool — tuples kept by the first FriendlyCore
     ordered_tuples_ : (c, k, d) — the kept tuples after FriendlyReorder

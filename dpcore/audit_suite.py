@@ -249,6 +249,17 @@ def _row_count(epsilon: float):
     return sample
 
 
+def _defended(sample: SampleFn, claim: ApproxDP) -> SampleFn:
+    """The same mechanism with release-mode (floating-point-safe) noise."""
+    from dpcore.noise import defended_noise
+
+    def run(data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+        with defended_noise(claim):
+            return sample(data, size, rng)
+
+    return run
+
+
 def _dask_mean_sq_norm(epsilon: float):
     from dpcore.scale import _private_mean_sq_norm
 
@@ -309,6 +320,18 @@ def _cases() -> list[Case]:
              np.r_[_CANDIDATES, 0.005][:, None], 20_000),
         Case("bounds.private_row_count", "ε = 1; n = 100 vs 101", ApproxDP(1.0, 0.0),
              _row_count(1.0), _row_count(10.0), "calibrated to 10ε", 100, 101, 20_000),
+        Case("bounds.private_row_count, release-mode noise", "as above, inside "
+             "noise.defended_noise (exact discrete Laplace on a 2⁻²⁰ grid; claim includes the "
+             "slack)", ApproxDP(1.0 * (1 + 2.0**-20) ** 2, 0.0),
+             _defended(_row_count(1.0), ApproxDP(1.0, 0.0)),
+             _defended(_row_count(10.0), ApproxDP(10.0, 0.0)), "calibrated to 10ε", 100, 101,
+             20_000),
+        Case("DP-Lloyd (full data), release-mode noise", "as the first row, inside "
+             "noise.defended_noise (grid-rounded sums and counts; slow)",
+             ApproxDP(1.0 * (1 + 2.0**-20) ** 2, 0.0),
+             _defended(_dplloyd(1.0), ApproxDP(1.0, 0.0)),
+             _defended(_dplloyd(10.0), ApproxDP(10.0, 0.0)), "calibrated to 10ε", _X0, _X1,
+             10_000, slow=True),
         Case("Dask path: private mean squared norm", "scale._private_mean_sq_norm, ε = 0.5, "
              "radius 1, declared n = 50; D₀ = 50 rows at 0 (sum ‖x‖² = 0), D₁ = one row at the "
              "radius", ApproxDP(0.5, 0.0), _dask_mean_sq_norm(0.5), _dask_mean_sq_norm(5.0),

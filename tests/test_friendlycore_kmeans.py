@@ -135,7 +135,7 @@ def _parts(km: FriendlyCoreKMeans, X: np.ndarray) -> list[set]:
     return [set(np.flatnonzero(km.part_labels_ == j)) for j in range(km.t)]
 
 
-def test_adding_one_point_changes_exactly_one_part_and_one_tuple():
+def test_adding_one_point_changes_exactly_one_part():
     # Defect 2: with the old shuffle-and-cut into ⌊n/t⌋ parts, adding a point moved points in
     # (almost) every part, so (almost) every tuple changed, far beyond the filters' proof.
     X, _ = blobs(8000)

@@ -16,7 +16,7 @@ import numpy as np
 
 from dpcore.geometry import row_norms
 from dpcore.limits import check_params
-from dpcore.noise import exponential_mechanism, laplace
+from dpcore.noise import add_laplace, exponential_mechanism
 from dpcore.privacy import PureDP
 from dpcore.rng import RNGLike, as_generator
 
@@ -119,6 +119,6 @@ def private_row_count(
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     if int(n_rows) < 0:
         raise ValueError(f"n_rows must be ≥ 0, got {n_rows!r}")
-    noisy = float(n_rows) + float(laplace(1.0 / epsilon, rng=as_generator(rng)))
+    noisy = float(add_laplace(float(n_rows), 1.0 / epsilon, sensitivity=1.0, rng=as_generator(rng)))
     half = math.log(1.0 / (1.0 - confidence)) / epsilon
     return PrivateCount(max(round(noisy), 0), half, float(confidence), PureDP(epsilon))

@@ -22,7 +22,7 @@ import numpy as np
 
 from dpcore.geometry import clip_to_ball
 from dpcore.limits import check_params
-from dpcore.noise import gaussian, gaussian_sigma_zcdp
+from dpcore.noise import add_gaussian, gaussian_sigma_zcdp
 from dpcore.privacy import ZCDP
 from dpcore.rng import RNGLike, as_generator
 
@@ -148,7 +148,7 @@ def coinpress_mean(
         P, mean = _ball_mean(Z, c, C)
         if projection == "cumulative":
             Z = P
-        c = mean + gaussian(sigma, d, rng=gen)
+        c = add_gaussian(mean, sigma, sensitivity=2.0 * C / n, rng=gen)
         centers.append(c)
         radii.append(r_next)
     return CoinPressResult(
@@ -171,7 +171,7 @@ def gaussian_mean(
     c = np.zeros(d) if center is None else np.asarray(center, dtype=float).reshape(d)
     _, mean = _ball_mean(X, c, radius)
     sigma = gaussian_sigma_zcdp(2.0 * radius / n, rho)
-    est = mean + gaussian(sigma, d, rng=as_generator(rng))
+    est = add_gaussian(mean, sigma, sensitivity=2.0 * radius / n, rng=as_generator(rng))
     return CoinPressResult(
         est, ZCDP(float(rho)), est[None, :], np.array([np.nan]), np.array([sigma])
     )

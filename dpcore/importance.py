@@ -569,8 +569,7 @@ def coreset_probabilities(
         where = f"‖x‖ ≤ radius={float(radius):g}" if radius is not None else "the data"
         raise ValueError(
             f"sample_size={m:g} makes some coreset probability exceed 1 on {where} "
-            f"(n={n}, lam={lam:g}, mean squared norm {x_tilde:.6g}); the largest feasible "
-            f"sample_size is {math.floor(m_max * (1 - 1e-12)):d}"
+            f"(lam={lam:g}); reduce sample_size or raise lam"  # no n, x̃ or bound: data-derived
         )
     return coreset_q(sq, sample_size=m, n=n, mean_sq_norm=x_tilde, lam=lam)
 

@@ -73,7 +73,7 @@ from dpcore.importance import (
     uniform_probabilities,
 )
 from dpcore.limits import check_params
-from dpcore.noise import laplace, sample_l2_exponential
+from dpcore.noise import add_l2_exponential, add_laplace
 from dpcore.privacy import PrivacyLeakWarning, PureDP
 from dpcore.rng import RNGLike, as_generator
 from dpcore.threads import single_threaded_blas
@@ -205,8 +205,9 @@ def noisy_lloyd_update(
     if not (beta_sum >= 0 and beta_count >= 0):
         raise ValueError(f"noise scales must be ≥ 0, got {beta_sum!r}, {beta_count!r}")
     gen = as_generator(rng)
-    noisy_counts = counts + laplace(beta_count, size=k, rng=gen)
-    noisy_sums = sums + sample_l2_exponential(beta_sum, d, k, rng=gen) if beta_sum > 0 else sums
+    noisy_counts = add_laplace(counts, beta_count, sensitivity=1.0, rng=gen)
+    noisy_sums = (add_l2_exponential(sums, beta_sum, sensitivity=radius, rng=gen)
+                  if beta_sum > 0 else sums)
     keep = ~(noisy_counts >= min_count)
     safe = np.where(keep, 1.0, noisy_counts)
     new = np.where(keep[:, None], prev, noisy_sums / safe[:, None])

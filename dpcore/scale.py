@@ -376,9 +376,10 @@ def _private_mean_sq_norm(sum_sq: float, n: int, *, radius: float, epsilon: floa
     (``coreset_max_sample_size(n, x̃, r², λ) ≥ m``); if it binds, a warning says that the
     expected sample size will be below m (Σ q = λm + (1 − λ) m x̃_true / x̃_used).
     """
-    from dpcore.noise import laplace, laplace_scale
+    from dpcore.noise import add_laplace, laplace_scale
 
-    noisy = (sum_sq + float(laplace(laplace_scale(radius**2, epsilon), rng=rng))) / n
+    scale = laplace_scale(radius**2, epsilon)
+    noisy = add_laplace(sum_sq, scale, sensitivity=radius**2, rng=rng) / n
     lowest = (1.0 - lam) * sample_size * radius**2 / (n - lam * sample_size)
     if noisy < lowest:
         warnings.warn(
@@ -505,7 +506,7 @@ def importance_sample(
         rows = np.array([s[0] for s in stats], dtype=np.int64)
         _check_columns({s[1] for s in stats if s[0] > 0})
         if total is not None and total != int(rows.sum()):
-            raise ValueError(f"declared n={n} but the data has {int(rows.sum())} rows")
+            raise ValueError(f"the data's row count differs from the declared n={n}")
         total = int(rows.sum())
         sum_sq = float(sum(s[2] for s in stats))
     if total is not None and total < 1:
@@ -538,8 +539,7 @@ def importance_sample(
         if m > m_max * (1 + 1e-12):
             raise ValueError(
                 f"sample_size={m:g} makes some coreset probability exceed 1 on the ball of "
-                f"radius {r:g} (n={total}, mean squared norm {x_tilde:.6g}); the largest "
-                f"feasible sample_size is {math.floor(m_max * (1 - 1e-12)):d}")
+                f"radius {r:g}; reduce sample_size or raise lam")  # n, x̃ may be data-derived
 
     if privacy:
         beta_sum, beta_count = dp_lloyd_noise_scales(float(epsilon), r, int(n_iter), dim)
@@ -570,7 +570,7 @@ def importance_sample(
     if rows is None:  # one pass: the declared n (if any) is what was assumed
         _check_columns({mt[2] for mt in meta if mt[0] > 0})
         if total is not None and int(seen.sum()) != total:
-            raise ValueError(f"declared n={total} but the data has {int(seen.sum())} rows; no "
+            raise ValueError(f"the data's row count differs from the declared n={total}; no "
                              "sample is returned")
         rows, total = seen, int(seen.sum())
     elif not np.array_equal(seen, rows):

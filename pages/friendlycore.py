@@ -17,8 +17,8 @@ from dpcore.friendlycore import (
 )
 from dpcore.friendlycore.averaging import rho_for_epsilon
 from dpcore.friendlycore.filters import required_size
+from dpcore.friendlycore.sampling import poisson_rate, poisson_rows
 from dpcore.privacy import PureDP
-from dpcore.ui_state import subsample_indices
 from pages._common import (
     EPSILON_GRID,
     EXPLORE_NOTE,
@@ -77,15 +77,15 @@ def min_points(eps: float, delta: float) -> int:
 
 
 def rows_used(seed: int) -> np.ndarray:
-    idx = subsample_indices(ds.n, int(n_used), rng=seed)
-    return ds.X if idx is None else ds.X[idx]
+    return ds.X[poisson_rows(ds.n, poisson_rate(int(n_used), ds.n), rng=seed)]  # Poisson: amplified
 
 
 def mean_once(fp: str, n_used: int, r: float, eps: float, delta: float, seed: int, _X) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            res = friendly_mean(_X, radius=r, epsilon=eps, delta=delta, rng=seed)
+            res = friendly_mean(_X, radius=r, epsilon=eps, delta=delta, rng=seed,
+                                sample_rate=poisson_rate(n_used, ds.n), n_public=n_used)
         except ValueError as exc:
             return {"error": str(exc)}
     return {"estimate": res.estimate, "mask": res.core_mask, "counts": res.core.counts,

@@ -12,8 +12,14 @@ import streamlit as st
 
 from dpcore import plots
 from dpcore.runconfig import sensitivity_release
-from dpcore.sensitivity import sampler_config
-from dpcore.statistics import STATISTICS
+from dpcore.sensitivity import sample_then_respond, sampler_config
+from dpcore.sensitivity_population import (
+    POPULATIONS,
+    RDP_PROMISE,
+    delivered_gamma,
+    population_sampler,
+)
+from dpcore.statistics import STATISTICS, get_statistic
 from dpcore.ui_state import subsample_indices
 from pages._common import (
     EXPLORE_NOTE,
@@ -38,7 +44,8 @@ st.caption(
     "Estimate a statistic's sensitivity by evaluating it on m pairs of neighbouring data sets "
     "drawn from a public distribution (here: uniform in the declared box [-r, r]^d), take the "
     "k-th smallest difference Δ̂, and add noise calibrated to Δ̂. The release is (ε, δ, γ)-random "
-    "DP: private except on a γ-fraction of data sets (Theorem 15).")
+    "DP (Theorem 15): (ε, δ)-DP for all but a γ-fraction of neighbouring pairs *drawn from that "
+    "public distribution*, not for your data set in particular (see below).")
 if is_release_mode():  # through the release door only (pages/_release.py)
     sensitivity_release_view()
     st.stop()
@@ -140,8 +147,47 @@ def config(seed: int) -> dict | None:
 
 
 # ---------------------------------------------------------------- explore mode
+st.info(f"**What random DP promises.** {RDP_PROMISE} Below: choose the sampling distribution P, "
+        "see it, and measure the γ actually delivered on the population you believe your data "
+        "come from.")
+p1, p2 = st.columns(2)
+pop_p = p1.selectbox("Sampling distribution P (public)", list(POPULATIONS), **keep("sens_pop_p"),
+                     format_func=lambda k: f"{k}: {POPULATIONS[k]}",
+                     help="Releases sample from the uniform box; other choices apply here.")
+pop_q = p2.selectbox("Your data's population Q (declared)", list(POPULATIONS), index=2,
+                     **keep("sens_pop_q"), format_func=lambda k: f"{k}: {POPULATIONS[k]}",
+                     help="Where you believe your data come from; the delivered γ is measured "
+                          "on fresh neighbouring pairs drawn from it.")
+stat_fn = get_statistic(name, **stat_params)
+draw_p, draw_q = (population_sampler(k_, (-r, r), ds.d, binary_label=stat_fn.binary_label)
+                  for k_ in (pop_p, pop_q))
+
+
+@st.cache_data(max_entries=16, scope="session", show_spinner="Sampling sensitivities…")
+def run_on_population(fp: str, n_used: int, params_json: str, pop: str, seed: int, _X) -> dict:
+    if pop == "uniform":  # the release's own configuration
+        return run_once(fp, n_used, params_json, seed, _X)
+    p = json.loads(params_json)
+    try:
+        rel = sample_then_respond(stat_fn, _X, draw_p, epsilon=p["epsilon"], gamma=p["gamma"],
+                                  m=p["m"], delta=p["delta"], mechanism=p["mechanism"], rng=seed)
+    except ValueError as exc:
+        return {"error": str(exc)}
+    return {"value": np.atleast_1d(np.asarray(rel.value, float)), "guarantee": rel.guarantee,
+            "samples": rel.sensitivity.sensitivities, "delta_hat": rel.sensitivity.delta_hat,
+            "k": rel.sensitivity.config.k, "m": rel.sensitivity.config.m,
+            "noise_scale": rel.noise_scale, "true": np.atleast_1d(np.asarray(stat_fn(_X), float)),
+            "warnings": []}
+
+
+@st.cache_data(max_entries=16, scope="session", show_spinner="Measuring the delivered γ…")
+def measured_gamma(name_: str, params_json: str, pop: str, delta_hat: float, n: int, seed: int):
+    return delivered_gamma(stat_fn, draw_q, delta_hat, n, n_pairs=1000,
+                           norm=1 if mechanism == "laplace" else 2, rng=seed)
+
+
 seed = view_seed("sensitivity")
-out = run(ds.fp, int(n_used), json.dumps(params), seed, rows(seed))
+out = run_on_population(ds.fp, int(n_used), json.dumps(params), pop_p, seed, rows(seed))
 if "error" in out:
     st.error(f"The sampler cannot run with these parameters: {out['error']}")
     st.stop()
@@ -168,6 +214,23 @@ half_width = noise_half_width(mechanism, out["noise_scale"], 0.95)
 st.info(f"With probability 95 %, each released coordinate is within ± {half_width:.4g} of the "
         f"true value (noise alone, given Δ̂; on a 1 − γ = {1 - out['guarantee'].gamma:.0%} share "
         "of data sets the guarantee holds).")
+h1, h2 = st.columns(2)
+with h1:
+    show(plots.histogram(draw_p(4000, np.random.default_rng(seed))[:, 0], x_title="first column",
+                         title=f"Sampling distribution P ({pop_p})", nbins=40), "sens_pop_p_fig")
+with h2:
+    show(plots.histogram(draw_q(4000, np.random.default_rng(seed))[:, 0], x_title="first column",
+                         title=f"Declared population Q ({pop_q})", nbins=40), "sens_pop_q_fig")
+dg = measured_gamma(name, json.dumps(params), pop_q, float(out["delta_hat"]), int(n_used), seed)
+gamma_rel = out["guarantee"].gamma
+verdict = (f"On Q the sampled Δ̂ is exceeded by {dg.gamma_hat:.1%} of neighbouring pairs "
+           f"(95 % upper bound {dg.gamma_upper:.1%}, {dg.n_pairs} pairs) against the promised "
+           f"γ = {gamma_rel:.3g}.")
+if dg.honours(gamma_rel):
+    st.success(f"**Delivered γ.** {verdict} Consistent with the promise on this population.")
+else:
+    st.warning(f"**Delivered γ.** {verdict} The promise does not hold for data like Q: choose a "
+               "sampling distribution P closer to your data (or a public proxy table).")
 st.caption(f":orange[{EXPLORE_NOTE}]")
 new_draw_button("sensitivity")
 d1, d2 = st.columns(2)

@@ -141,14 +141,18 @@ def test_clustering_release_mode_hides_nonprivate_and_records_each():
 def test_friendlycore_page_explains_too_small_budget_then_runs():
     at, _ = _page("pages/friendlycore.py")
     assert not at.exception
-    # at ε = 1 FriendlyCore needs ~17k points: the page says so and suggests an ε that works
-    assert any("17430" in w.value for w in at.warning) and not errors(at)
-    assert any("ε ≥" in i.value for i in at.info)
+    # at ε = 1 FriendlyCore needs ~17k points, or fewer on a Poisson sample of a larger data set
+    # (amplification, issue 12): the page either says so and suggests an ε, or shows the ⊥
+    assert not errors(at)
+    refused = any("Need n >=" in w.value for w in at.warning)
+    assert refused or any("⊥" in w.value for w in at.warning)
+    assert not refused or any("ε ≥" in i.value for i in at.info)
     at.sidebar.select_slider(key="eps").set_value(5.0).run()
     assert not at.exception and not errors(at)
     specs = figure_specs(at)
     counts = trace_array(specs[0]["data"][0]["marker"], "color")
-    assert counts.shape == (3000,) and counts.min() >= 1  # every point is its own friend
+    # a Poisson sample of expected size 3000 (issue 12, defect 3), not a fixed 3000 rows
+    assert abs(counts.size - 3000) < 250 and counts.min() >= 1  # every point is its own friend
     names = [t["name"] for t in specs[1]["data"]]
     assert {"kept", "true mean (not private)", "FriendlyCore private mean"} <= set(names)
     assert any("With probability 95 %" in i.value for i in at.info)  # explicit noise bound
@@ -158,6 +162,8 @@ def test_friendlycore_page_explains_too_small_budget_then_runs():
     at.radio(key="fc_paradigm").set_value("dp").run()
     assert not at.exception
     assert any("Theorem 4.2" in c.value for c in at.caption)
+    # FC k-means is charged for add/remove neighbours (issue 12): the default t needs ε ≈ 10
+    at.sidebar.select_slider(key="eps").set_value(10.0).run()
     at.button(key="fc_km_run").click().run()
     assert not at.exception
     assert figure_specs(at)[-1]["layout"]["title"]["text"].startswith("Tuples")
@@ -289,7 +295,8 @@ def test_algorithm_choice_comes_from_the_url():
 def test_friendlycore_clustering_story_on_separated_mixture():
     # 3 well-separated components (σ = 0.3 with means up to 10 apart), all 10 000 points in
     # t = 1000 parts: every part recovers the 3 centres, so the tuple core is non-empty.
-    at = new_app({"data": "mixture", "eps": "5.0", "k": "3"})
+    # ε = 10: FC k-means is charged for add/remove neighbours (issue 12; ε = 5 was really ≈ 8.9)
+    at = new_app({"data": "mixture", "eps": "10.0", "k": "3"})
     at.number_input(key="mix_k").set_value(3).run()
     at.number_input(key="mix_sigma").set_value(0.3).run()
     at.switch_page("pages/friendlycore.py").run()

@@ -16,12 +16,14 @@ from dpcore.friendlycore import (
     dp_paradigm_guarantee,
     friend_counts,
     friendly_core,
+    friendly_mean,
     match_counts,
     ordered_tuple_counts,
     required_size,
     zcdp_paradigm_guarantee,
     zCDPFilter,
 )
+from dpcore.friendlycore.averaging import FAILED_MESSAGE
 from dpcore.friendlycore.counting import match_permutation, total_friends
 from dpcore.privacy import ZCDP, ApproxDP, PureDP
 
@@ -239,7 +241,7 @@ def test_friendly_core_sampled():
     with pytest.raises(ValueError, match="only supported with paradigm='zcdp'"):
         friendly_core(X, 2.0, paradigm="dp", sample_size=100)
     with pytest.raises(ValueError, match="sample_size = 10 is too small"):
-        friendly_core(X, 2.0, rho=1.0, delta=1e-8, sample_size=10)
+        friendly_core(X, 2.0, rho=1.0, delta=1e-8, sample_size=10, n_public=X.shape[0])
 
 
 def test_paradigm_guarantees():
@@ -277,5 +279,18 @@ def test_friendly_core_refuses_nonfinite_and_small_n():
     X[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN or infinite"):
         friendly_core(X, 1.0, rho=1.0, delta=1e-6)
-    with pytest.raises(ValueError, match=r"n = 20 is too small .* Need n >= \d+"):
-        friendly_core(np.zeros((20, 2)), 1.0, rho=0.1, delta=1e-8)
+    with pytest.raises(ValueError, match=r"declared n = 20 is too small .* Need n >= \d+"):
+        friendly_core(np.zeros((20, 2)), 1.0, rho=0.1, delta=1e-8, n_public=20)
+
+
+@pytest.mark.parametrize("n", [17429, 17430])
+def test_size_refusal_reads_only_the_declared_n(n):
+    # Defect 4: the refusal used to flip between n = 17429 and 17430 (FC_Avg at ε = 1,
+    # δ = 1e-6: core ρ = 0.1·ρ(ε), δ/4); a refusal on the true n is an ε = ∞ event.
+    X = np.zeros((n, 1))
+    counts = np.full(n, n)  # every point is everybody's friend
+    res = friendly_mean(X, radius=1.0, epsilon=1.0, delta=1e-6, counts=counts, rng=0)  # both run
+    assert res.failed in (True, False)
+    assert res.reason in ("", FAILED_MESSAGE)
+    with pytest.raises(ValueError, match="declared n = 17429"):
+        friendly_mean(X, radius=1.0, epsilon=1.0, delta=1e-6, n_public=17429, counts=counts)

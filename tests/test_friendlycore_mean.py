@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from dpcore.friendlycore import check_diam, find_diam, friendly_avg, friendly_mean
-from dpcore.friendlycore.averaging import footnote_rho1, rho_for_epsilon
+from dpcore.friendlycore.averaging import FAILED_MESSAGE, footnote_rho1, rho_for_epsilon
 from dpcore.privacy import ZCDP, ApproxDP
 
 
@@ -139,12 +139,14 @@ def test_friendly_mean_bad_input(kwargs, match):
 
 
 def test_friendly_mean_reports_failure_and_small_n():
-    with pytest.raises(ValueError, match=r"Need n >= \d+"):
-        friendly_mean(np.zeros((50, 2)), radius=1.0, rho=1.0, delta=1e-8)
+    with pytest.raises(ValueError, match=r"declared n = 50 .* Need n >= \d+"):
+        friendly_mean(np.zeros((50, 2)), radius=1.0, rho=1.0, delta=1e-8, n_public=50)
+    small = friendly_mean(np.zeros((50, 2)), radius=1.0, rho=1.0, delta=1e-8, rng=0)
+    assert small.failed and small.reason == FAILED_MESSAGE  # runs, returns ⊥, no refusal on n
     X = np.random.default_rng(0).normal(size=(3000, 2)) * 100
     # Far too small a radius: nobody has friends, the core is empty and FriendlyAvg returns ⊥.
     res = friendly_mean(X, radius=1e-6, rho=1.0, delta=1e-8, rng=0)
-    assert res.failed and res.estimate is None and "aborted" in res.reason
+    assert res.failed and res.estimate is None and res.reason == FAILED_MESSAGE
     inf = np.zeros((3000, 2))
     inf[0, 0] = np.inf
     with pytest.raises(ValueError, match="NaN or infinite"):

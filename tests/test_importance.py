@@ -219,8 +219,10 @@ def test_coreset_error_states_the_largest_feasible_m():
     X = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 0.1], [0.0, -0.1]])
     n, xt = 4, float((X**2).sum(axis=1).mean())
     m_max = coreset_max_sample_size(n, xt, 1.0, lam=0.5)
-    with pytest.raises(ValueError, match=f"largest feasible sample_size is {math.floor(m_max)}"):
+    # the message names public inputs only (issue 12, defect 4: no n, x̃ or bound read off data)
+    with pytest.raises(ValueError, match=r"exceed 1 on the data \(lam=0.5\); reduce") as err:
         coreset_probabilities(X, 3.9, lam=0.5)
+    assert f"{xt:.6g}" not in str(err.value) and str(math.floor(m_max)) not in str(err.value)
     q = coreset_probabilities(X, m_max * 0.999, lam=0.5)
     assert q.max() <= 1.0
 

@@ -6,6 +6,7 @@ Spec: ``../shared/spec/friendlycore.md``. Submodules:
 * :mod:`.filters` — BasicFilter, zCDPFilter, :func:`friendly_core`, Theorems 4.1 / 4.2.
 * :mod:`.averaging` — FriendlyAvg, CheckDiam / FindDiam, :func:`friendly_mean` (FC_Avg).
 * :mod:`.clustering` — :class:`FriendlyCoreKMeans` (FC_Clustering).
+* :mod:`.sampling` — Poisson subsampling in front of FC_Avg and its amplification.
 """
 
 from .averaging import (
@@ -33,6 +34,7 @@ from .filters import (
     zcdp_paradigm_guarantee,
     zCDPFilter,
 )
+from .sampling import amplified, inner_budget, poisson_rate, poisson_rows
 
 __all__ = [
     "BasicFilter",
@@ -48,6 +50,10 @@ __all__ = [
     "friendly_avg",
     "friendly_core",
     "friendly_mean",
+    "amplified",
+    "inner_budget",
+    "poisson_rate",
+    "poisson_rows",
     "match_counts",
     "match_permutation",
     "ordered_tuple_counts",

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpcore.limits import check_params
-from dpcore.noise import gaussian, gaussian_sigma_zcdp
+from dpcore.noise import add_gaussian, gaussian_sigma_zcdp
 from dpcore.privacy import ZCDP, ApproxDP, Guarantee
 from dpcore.rng import RNGLike, as_generator
 
@@ -32,7 +32,13 @@ from .counting import total_friends
 from .filters import FriendlyCoreResult, friendly_core
 from .validation import check_points, check_positive, check_privacy
 
+FAILED_MESSAGE = (
+    "FriendlyAvg returned ⊥ (its noisy size n̂ ≤ 0): radius too small, data not friendly, or too "
+    "few points. The budget is spent: ⊥ is an output of the mechanism."
+)
+
 __all__ = [
+    "FAILED_MESSAGE",
     "FriendlyAvgResult",
     "FriendlyMeanResult",
     "check_diam",
@@ -56,8 +62,8 @@ def noisy_size_lower(n: int, rho1: float, delta: float, *, rng: RNGLike = None) 
     """``n̂ = n − √(ln(1/δ)/ρ₁') − 1 + N(0, 1/(2ρ₁'))``, ``ρ₁' = (1 − δ)ρ₁`` (FriendlyAvg and
     FriendlyOrdTupAvg step 2): ≤ n w.p. ≥ 1 − δ, and ρ₁-zCDP even conditioned on that event."""
     rho1_eff = (1.0 - delta) * rho1
-    noise = float(gaussian(gaussian_sigma_zcdp(1.0, rho1_eff), rng=rng))
-    return n - math.sqrt(math.log(1.0 / delta) / rho1_eff) - 1.0 + noise
+    base = n - math.sqrt(math.log(1.0 / delta) / rho1_eff) - 1.0
+    return float(add_gaussian(base, gaussian_sigma_zcdp(1.0, rho1_eff), sensitivity=1.0, rng=rng))
 
 
 @dataclass(frozen=True)
@@ -100,14 +106,14 @@ def friendly_avg(
     if n == 0 or n_hat <= 0:
         return FriendlyAvgResult(None, n_hat, None, guarantee)
     sigma = gaussian_sigma_zcdp(2.0 * radius / n_hat, rho2)
-    estimate = X.mean(axis=0) + gaussian(sigma, X.shape[1], rng=gen)
+    estimate = add_gaussian(X.mean(axis=0), sigma, sensitivity=2.0 * radius / n_hat, rng=gen)
     return FriendlyAvgResult(estimate, n_hat, sigma, guarantee)
 
 
 def _check_diam_from_total(
     total: float, n: int, rho: float, beta: float, gen: np.random.Generator
 ) -> bool:
-    a_hat = total / n + float(gaussian(gaussian_sigma_zcdp(2.0, rho), rng=gen))
+    a_hat = float(add_gaussian(total / n, gaussian_sigma_zcdp(2.0, rho), sensitivity=2.0, rng=gen))
     return a_hat >= n - math.sqrt(4.0 * math.log(1.0 / beta) / rho)
 
 
@@ -226,6 +232,8 @@ def friendly_mean(
     sample_size: int | None = None,
     check_size: bool = True,
     counts: np.ndarray | None = None,
+    n_public: int | None = None,
+    sample_rate: float | None = None,
     rng: RNGLike = None,
 ) -> FriendlyMeanResult:
     """Private mean by FC_Avg (Sec. 5.1.1) or FC_Avg_UnknownDiam (Sec. 5.1.2).
@@ -255,7 +263,16 @@ def friendly_mean(
     sample_size : int, optional
         Sampled friend counting (App. B, see :func:`friendly_core`).
     check_size : bool
-        Refuse (``ValueError``) data too small for the core to survive; see :func:`friendly_core`.
+        Refuse (``ValueError``) when the declared ``n_public`` is too small for the core to
+        survive; see :func:`friendly_core`. Never reads the true n: without ``n_public`` a data
+        set too small runs and returns ⊥ (``failed=True``, :data:`FAILED_MESSAGE`).
+    n_public : int, optional
+        The declared (public) number of rows.
+    sample_rate : float in (0, 1], optional
+        ``X`` is a Poisson sample of the data at this public rate
+        (:func:`~dpcore.friendlycore.sampling.poisson_rows`). With ``epsilon``: FC_Avg runs at the
+        (ε_in, δ_in) whose amplification is (ε, δ) (:func:`.sampling.inner_budget`), so the
+        result's ``guarantee`` is the requested (ε, δ) for the *data*, not the sample.
     counts : array, optional
         Precomputed ``friend_counts(X, radius)`` (known diameter, exact counting only).
     """
@@ -268,6 +285,16 @@ def friendly_mean(
     if split not in ("paper", "default"):
         raise ValueError(f"split must be 'paper' or 'default', got {split!r}")
     gen = as_generator(rng)
+    rate = 1.0 if sample_rate is None else float(sample_rate)
+    if not 0 < rate <= 1:
+        raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}")
+    if rate < 1.0:
+        if epsilon is None:
+            raise ValueError("sample_rate needs an epsilon target (amplification is in (ε, δ))")
+        from .sampling import inner_budget
+
+        asked = ApproxDP(epsilon, delta)
+        epsilon, delta = inner_budget(epsilon, delta, rate)
     if epsilon is not None:
         z_delta = delta / 2.0
         total_rho = rho_for_epsilon(epsilon, delta / 2.0)
@@ -298,7 +325,7 @@ def friendly_mean(
     core_rho, fa_rho = 0.1 * avg_rho, 0.9 * avg_rho
     core = friendly_core(
         X, radius, paradigm="zcdp", rho=core_rho, delta=z_delta / 2.0,
-        sample_size=sample_size, check_size=check_size, counts=counts, rng=gen,
+        sample_size=sample_size, check_size=check_size, counts=counts, n_public=n_public, rng=gen,
     )
     budget.append(("FriendlyCore", ZCDP(core_rho, z_delta / 2.0)))
     rho1 = footnote_rho1(fa_rho, z_delta / 2.0, core.n_hat or 0.0) if split == "paper" else None
@@ -308,13 +335,11 @@ def friendly_mean(
     budget.append(("FriendlyAvg", ZCDP(fa_rho, z_delta / 2.0)))
     if epsilon is not None:
         budget.append(("zCDP → (ε, δ) conversion", ApproxDP(0.0, delta / 2.0)))
+    if rate < 1.0:
+        budget.append((f"Poisson subsampling at q = {rate:g} (amplification)", asked))
+        delivered = asked
     failed = avg.estimate is None
-    reason = (
-        f"FriendlyAvg aborted: the core has {core.size} of {X.shape[0]} points and its noisy "
-        f"size n̂ = {avg.n_hat:.1f} ≤ 0 (radius too small, data not friendly, or too few points)"
-        if failed
-        else ""
-    )
+    reason = FAILED_MESSAGE if failed else ""  # fixed text: core sizes are data-dependent
     return FriendlyMeanResult(
         avg.estimate, core.mask, delivered, float(radius), searched, core, avg.n_hat,
         avg.noise_sd, failed, reason, budget,

@@ -1,11 +1,41 @@
 """FriendlyCore k-means: FC_Clustering (Tsfadia et al. 2022, Sec. 5.2; spec ``friendlycore.md`` §3).
 
-Pipeline (sample and aggregate): shuffle → t disjoint parts → a non-private oracle (k-means++ or
-the PCA oracle of Sec. 6.2) gives one unordered k-tuple of centres per part → FriendlyCore over
-the tuples with ``match_{1/7}`` → FriendlyReorder → FC_AvgOrdTup (per-position FindDiam, a second
-FriendlyCore with ``dist_{r_1..r_k}``, FriendlyOrdTupAvg) → NoisyLloydStep on the whole data.
-Every step is zCDP; the total is (ρ, δ)-zCDP (Thm 5.3/5.4) for any oracle, because a data point
-influences one tuple only.
+Pipeline (sample and aggregate): every point to an independent uniform part (t parts) → a
+non-private oracle (k-means++ or the PCA oracle of Sec. 6.2) gives one unordered k-tuple of
+centres per part → FriendlyCore over the tuples with ``match_{1/7}`` → FriendlyReorder →
+FC_AvgOrdTup (per-position FindDiam, a second FriendlyCore with ``dist_{r_1..r_k}``,
+FriendlyOrdTupAvg) → NoisyLloydStep on the whole data.
+
+Privacy under add/remove neighbours (issue 12, defect 2)
+--------------------------------------------------------
+The paper's Thm 5.3/5.4 argue "a data point influences one tuple only". With the earlier
+shuffle-and-cut into ``⌊n/t⌋``-point parts that was false (adding a point shifts every later part,
+and ``⌊n/t⌋`` itself changes), and even with one part affected the tuple set changes by a
+*replacement* (t stays t; tuple j becomes another tuple), which the filters' add/remove proofs do
+not cover. Here:
+
+* **Parts.** Each point gets a part label drawn i.i.d. uniform on {0..t−1}, independently of
+  the data (:func:`assign_parts`). Coupling the labels of the common points, D and D ∪ {x} have
+  identical parts except the one x falls into: exactly one tuple is replaced, the others are
+  equal (the oracles are per part: :mod:`.oracles` freezes each part's Lloyd run at its own
+  convergence, so a batch never couples parts). No n-dependent cut, no refusal on n: a part with
+  fewer than k points yields a junk tuple drawn uniformly in the public ball (a function of that
+  part only), and a run whose cores end empty returns ⊥ (``failed_``).
+* **Charge.** Under a replacement of tuple j every score ``z_i = w_i − m/2`` of the other tuples
+  moves by ≤ 1 (one friend lost, one gained; m unchanged) instead of ≤ 1/2, so the Gaussian score
+  noise of the tuple FriendlyCore costs **4×** its nominal ρ₂ (ρ = Δ²/2σ²); its size estimate n̂
+  has sensitivity 0 (m = t is public) and keeps its 1× charge. Downstream of the core, the
+  coupled cores of D and D′ differ by one element added, removed *or replaced*, so every later
+  step must hold for a replacement too: the ordered-tuple FriendlyCore's scores again move by
+  ≤ 1 (**4×** on its ρ₂; its n̂ moves by ≤ 1, 1×); CheckDiam's average ``a = Σ s_i / c`` moves by
+  ≤ 2(c − 1)/c < 2 under a replacement (c fixed), within the sensitivity 2 it is calibrated to
+  (1×); FriendlyOrdTupAvg's mean moves by ≤ 2r_j/c under a replacement of friendly tuples,
+  within its 2r_j/n̂ noise (n̂ ≤ c), and its size by ≤ 1 (1×). The δ terms are the same
+  high-probability events and are unchanged. NoisyLloydStep runs on the points (add/remove): 1×.
+  This reproduces the issue's estimate (claimed (1, 1e-6) with the practical split is
+  ≈ (1.72, 1e-6) under the old charge). :func:`replacement_multiplier` gives the factor on a split;
+  ``fit`` shrinks the nominal budgets by it so that the **charged** ρ equals the requested ρ (or
+  the ρ whose conversion is the requested ε). ``budget_`` lists the charged amounts.
 
 Readings of the paper (spec §7) that keep the privacy proof valid:
 
@@ -44,8 +74,8 @@ from scipy.optimize import linear_sum_assignment
 
 from dpcore.geometry import nearest_center, row_norms, squared_distances
 from dpcore.limits import check_params
-from dpcore.noise import gaussian, gaussian_sigma_zcdp
-from dpcore.privacy import ZCDP, ApproxDP, Guarantee, compose
+from dpcore.noise import add_gaussian, gaussian_sigma_zcdp
+from dpcore.privacy import ZCDP, ApproxDP, Guarantee, compose, zcdp_to_epsilon
 from dpcore.rng import RNGLike, as_generator
 from dpcore.threads import single_threaded_blas
 
@@ -55,7 +85,39 @@ from .filters import required_size, zCDPFilter
 from .oracles import batched_kmeans, pca_oracle_batched, sklearn_oracle
 from .validation import check_points, check_positive, check_privacy
 
-__all__ = ["BUDGET_SPLITS", "FriendlyCoreKMeans"]
+__all__ = ["BUDGET_SPLITS", "FriendlyCoreKMeans", "assign_parts", "replacement_multiplier"]
+
+FAILED_MESSAGE = (
+    "FriendlyCore k-means returned ⊥: the friendly cores were empty (the oracle's tuples do not "
+    "agree across parts: too few points per part, too small a budget, or no cluster structure)"
+)
+# The two filters, whose score sensitivity doubles under a replacement (module doc); their ρ₁
+# share (the noisy size n̂) keeps its 1× charge.
+_FILTER_PARTS = ("tuple_core", "ordered_core")
+_SIZE_SHARE = 0.1
+
+
+def assign_parts(n: int, t: int, rng: np.random.Generator) -> np.ndarray:
+    """I.i.d. uniform part labels in {0..t−1}, one per point, independent of the data values.
+
+    With the labels of common points coupled, adding or removing one point changes one part only
+    (the module docstring's add/remove argument); the stream is prefix-stable (the first n labels
+    for n + 1 points are the labels for n points under the same seed).
+    """
+    return rng.integers(0, t, size=n)
+
+
+def replacement_multiplier(split: dict[str, float]) -> float:
+    """Charged ρ ÷ nominal ρ of FC_Clustering under add/remove neighbours (module docstring):
+    4× on the two filters' score parts (0.9 of their share), 1× on everything else."""
+    filters = sum(split[key] for key in _FILTER_PARTS)
+    return 4.0 * (1.0 - _SIZE_SHARE) * filters + _SIZE_SHARE * filters + (1.0 - filters)
+
+
+def _uniform_in_ball(size: int, k: int, d: int, radius: float, gen: np.random.Generator):
+    g = gen.standard_normal((size, k, d))
+    g /= np.maximum(np.linalg.norm(g, axis=2, keepdims=True), 1e-300)
+    return g * (radius * gen.random((size, k, 1)) ** (1.0 / d))
 
 # Shares of FC_Clustering's ρ (the δ split is fixed: δ/4, 0, δ/8, δ/8, δ/2).
 BUDGET_SPLITS: dict[str, dict[str, float]] = {
@@ -132,6 +194,11 @@ class FriendlyCoreKMeans:
         In (0, 1); the paper uses 0.01.
     fallback_iter : int
         DPLloyd iterations.
+    accounting : "add_remove" or "paper"
+        ``"add_remove"`` (default): the nominal budgets are shrunk by
+        :func:`replacement_multiplier` so that the charged total is the requested ρ / ε.
+        ``"paper"``: the paper's nominal budgets (its noise levels, to reproduce its figures);
+        ``privacy_`` then reports the true, larger, charge (ρ × multiplier; ε from it).
     rng : None, int or Generator
 
     Attributes
@@ -141,7 +208,8 @@ class FriendlyCoreKMeans:
     failed_ : bool — FriendlyCore did not produce centres
     failure_reason_ : str
     used_fallback_ : bool
-    tuples_ : (t, k, d) — the oracle's unordered tuples (in shuffled-part order)
+    part_labels_ : (n,) int — each point's part (i.i.d. uniform, :func:`assign_parts`)
+    tuples_ : (t, k, d) — the oracle's unordered tuples, tuple j from part j
     tuple_scores_ : (t,) — zCDPFilter scores of the tuples (match counts − t/2)
     tuple_core_mask_ : (t,) bool — tuples kept by the first FriendlyCore
     ordered_tuples_ : (c, k, d) — the kept tuples after FriendlyReorder
@@ -169,6 +237,7 @@ class FriendlyCoreKMeans:
         fallback: str | None = None,
         fallback_share: float = 0.01,
         fallback_iter: int = 5,
+        accounting: str = "add_remove",
         rng: RNGLike = None,
     ) -> None:
         self.n_clusters = n_clusters
@@ -186,6 +255,7 @@ class FriendlyCoreKMeans:
         self.fallback = fallback
         self.fallback_share = fallback_share
         self.fallback_iter = fallback_iter
+        self.accounting = accounting
         self.rng = rng
 
     # ------------------------------------------------------------------ checks
@@ -202,7 +272,8 @@ class FriendlyCoreKMeans:
             raise ValueError(f"budget_split shares must sum to 1, got {sum(split.values())}")
         return dict(split)
 
-    def _check_params(self, n: int) -> tuple[int, float, float, float, Guarantee]:
+    def _check_params(self) -> tuple[float, float, float, float, Guarantee]:
+        """Public checks only (k, t, budget, δ): nothing here reads the data."""
         check_params(n_clusters=self.n_clusters, t=self.t, delta=self.delta, beta=self.beta,
                      radius=self.radius, required=True)  # dpcore.limits ranges (issue 14)
         check_params(epsilon=self.epsilon, rho=self.rho)
@@ -225,12 +296,6 @@ class FriendlyCoreKMeans:
         names = sorted([*_BATCHED, *_PER_PART])
         if not (callable(self.oracle) or self.oracle in names):
             raise ValueError(f"oracle must be one of {names} or a callable, got {self.oracle!r}")
-        m = n // t
-        if m < k:
-            raise ValueError(
-                f"n_clusters = {k} is larger than the parts allow: n = {n} points in t = {t} parts "
-                f"gives {m} points per part; need n >= t * k = {t * k} (or a smaller t)"
-            )
         if self.epsilon is not None:
             z_delta = self.delta / 2.0
             total = rho_for_epsilon(self.epsilon, self.delta / 2.0)
@@ -238,36 +303,49 @@ class FriendlyCoreKMeans:
         else:
             z_delta, total = float(self.delta), float(self.rho)
             delivered = ZCDP(total, self.delta)
+        if self.accounting not in ("add_remove", "paper"):
+            raise ValueError(f"accounting must be 'add_remove' or 'paper', got {self.accounting!r}")
         fc_rho = total * (1.0 - self.fallback_share) if self.fallback else total
+        nominal = fc_rho / replacement_multiplier(self._split())
+        if self.accounting == "paper":  # the paper's noise; the true charge is reported
+            nominal, mult = fc_rho, replacement_multiplier(self._split())
+            fc_rho, total = fc_rho * mult, total - fc_rho + fc_rho * mult
+            delivered = (ZCDP(total, self.delta) if self.epsilon is None else
+                         ApproxDP(zcdp_to_epsilon(total, self.delta / 2.0), self.delta))
         need = required_size(
-            self._split()["tuple_core"] * fc_rho, z_delta * _DELTA_SHARES["tuple_core"]
+            self._split()["tuple_core"] * nominal, z_delta * _DELTA_SHARES["tuple_core"]
         )
         if t < need:
             raise ValueError(
                 f"t = {t} tuples are too few for the tuple FriendlyCore at this budget "
-                f"(rho = {total:g}, delta = {self.delta:g}): need t >= {need}, so n >= {need * k} "
-                "with at least k points per part"
+                f"(rho = {total:g}, delta = {self.delta:g}, charged for add/remove neighbours): "
+                f"need t >= {need}, so about n >= {need * k} with at least k points per part"
             )
-        return m, total, fc_rho, z_delta, delivered
+        return total, fc_rho, nominal, z_delta, delivered
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: np.ndarray, y: object = None) -> FriendlyCoreKMeans:
         """Run FC_Clustering on ``X`` (n, d); sets the attributes listed in the class doc."""
         X = check_points(X, min_rows=1)
         n, d = X.shape
-        m, total, fc_rho, z_delta, delivered = self._check_params(n)
+        total, fc_rho, nominal, z_delta, delivered = self._check_params()
         k, t, lam = int(self.n_clusters), int(self.t), float(self.radius)
         gen = as_generator(self.rng)
         split = self._split()
-        rho_of = {key: share * fc_rho for key, share in split.items()}
+        rho_of = {key: share * nominal for key, share in split.items()}
         delta_of = {key: share * z_delta for key, share in _DELTA_SHARES.items()}
+        charged = dict(rho_of)
+        for key in _FILTER_PARTS:
+            charged[key] = (_SIZE_SHARE + 4.0 * (1.0 - _SIZE_SHARE)) * rho_of[key]
 
         self.budget_ = [
-            ("tuple FriendlyCore", ZCDP(rho_of["tuple_core"], delta_of["tuple_core"])),
-            ("FindDiam (k positions)", ZCDP(rho_of["find_diam"])),
-            ("ordered-tuple FriendlyCore", ZCDP(rho_of["ordered_core"], delta_of["ordered_core"])),
-            ("FriendlyOrdTupAvg", ZCDP(rho_of["ordered_avg"], delta_of["ordered_avg"])),
-            ("NoisyLloydStep", ZCDP(rho_of["lloyd"], delta_of["lloyd"])),
+            ("tuple FriendlyCore (4× scores: replacement)",
+             ZCDP(charged["tuple_core"], delta_of["tuple_core"])),
+            ("FindDiam (k positions)", ZCDP(charged["find_diam"])),
+            ("ordered-tuple FriendlyCore (4× scores)",
+             ZCDP(charged["ordered_core"], delta_of["ordered_core"])),
+            ("FriendlyOrdTupAvg", ZCDP(charged["ordered_avg"], delta_of["ordered_avg"])),
+            ("NoisyLloydStep", ZCDP(charged["lloyd"], delta_of["lloyd"])),
         ]
         rho_fb = total - fc_rho
         if self.fallback:
@@ -278,18 +356,9 @@ class FriendlyCoreKMeans:
         self.failed_, self.failure_reason_, self.used_fallback_ = False, "", False
         self.n_features_in_ = d
 
-        # 1-4: shuffle, split, oracle on every part
-        perm = gen.permutation(n)
-        parts = X[perm[: t * m]].reshape(t, m, d)
-        # Small per-part BLAS/LAPACK calls run far faster single-threaded on a busy machine.
-        with single_threaded_blas():
-            if isinstance(self.oracle, str) and self.oracle in _BATCHED:
-                self.tuples_ = _BATCHED[self.oracle](parts, k, gen)
-            else:
-                oracle = self.oracle if callable(self.oracle) else _PER_PART[self.oracle]
-                self.tuples_ = np.stack([np.asarray(oracle(P, k, gen), dtype=float) for P in parts])
-        if self.tuples_.shape != (t, k, d):
-            raise ValueError(f"the oracle must return (k, d) = ({k}, {d}) centres per part")
+        # 1-4: independent uniform parts, oracle on every part
+        self.part_labels_ = assign_parts(n, t, gen)
+        self.tuples_ = self._oracle_tuples(X, self.part_labels_, k, gen)
 
         # FC_kTupleClustering: FriendlyCore with match_γ, then FriendlyReorder
         counts = match_counts(self.tuples_, self.gamma)
@@ -303,8 +372,7 @@ class FriendlyCoreKMeans:
         self.center_averages_ = None
         c = self.ordered_tuples_.shape[0]
         if c == 0:
-            return self._fail(X, gen, rho_fb, "the tuple core is empty: the oracle's tuples "
-                              f"do not match across parts (0 of {t} kept)")
+            return self._fail(X, gen, rho_fb)
 
         # FC_AvgOrdTup: FindDiam per position, FriendlyCore with dist_{r_1..r_k}, averaging
         self.tuple_radii_ = self.radius_inflation * np.array([
@@ -320,11 +388,7 @@ class FriendlyCoreKMeans:
             self.ordered_tuples_[res2.mask], rho_of["ordered_avg"], delta_of["ordered_avg"], gen
         )
         if avg is None:
-            return self._fail(
-                X, gen, rho_fb,
-                f"FriendlyOrdTupAvg returned ⊥: {int(res2.mask.sum())} of {c} ordered tuples "
-                f"survived the second FriendlyCore ({int(res.mask.sum())} of {t} in the first)",
-            )
+            return self._fail(X, gen, rho_fb)
         self.center_averages_ = avg
 
         # NoisyLloydStep on the whole data
@@ -338,11 +402,12 @@ class FriendlyCoreKMeans:
         n_hat = noisy_size_lower(C.shape[0], 0.1 * rho, delta, rng=gen)
         if C.shape[0] == 0 or n_hat <= 0:
             return None
-        k, d = C.shape[1:]
+        k = C.shape[1]
         out = C.mean(axis=0)
         for j in range(k):
             sigma = gaussian_sigma_zcdp(2.0 * self.tuple_radii_[j] / n_hat, 0.9 * rho / k)
-            out[j] += gaussian(sigma, d, rng=gen)
+            sens_j = 2.0 * self.tuple_radii_[j] / n_hat
+            out[j] = add_gaussian(out[j], sigma, sensitivity=sens_j, rng=gen)
         return out
 
     def _noisy_lloyd(
@@ -364,10 +429,41 @@ class FriendlyCoreKMeans:
                 centers[j] = est
         return centers
 
-    def _fail(
-        self, X: np.ndarray, gen: np.random.Generator, rho_fb: float, reason: str
-    ) -> FriendlyCoreKMeans:
-        self.failed_, self.failure_reason_ = True, reason
+    def _oracle_tuples(
+        self, X: np.ndarray, labels: np.ndarray, k: int, gen: np.random.Generator
+    ) -> np.ndarray:
+        """One k-tuple per part; each a function of its own part (and fresh randomness) only.
+
+        Parts of equal size run as one batch (a handful of batches: sizes are Binomial(n, 1/t));
+        a part with fewer than k points gets a junk tuple uniform in the public ball.
+        """
+        t, d = int(self.t), X.shape[1]
+        sizes = np.bincount(labels, minlength=t)
+        order = np.argsort(labels, kind="stable")
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        T = np.empty((t, k, d))
+        oracle = self.oracle
+        # Small per-part BLAS/LAPACK calls run far faster single-threaded on a busy machine.
+        with single_threaded_blas():
+            for size in np.unique(sizes):
+                idx = np.flatnonzero(sizes == size)
+                if size < k:
+                    T[idx] = _uniform_in_ball(idx.size, k, d, float(self.radius), gen)
+                    continue
+                parts = X[order[starts[idx][:, None] + np.arange(size)]]  # (g, size, d)
+                if isinstance(oracle, str) and oracle in _BATCHED:
+                    out = _BATCHED[oracle](parts, k, gen)
+                else:
+                    fn = oracle if callable(oracle) else _PER_PART[oracle]
+                    out = np.stack([np.asarray(fn(P, k, gen), dtype=float) for P in parts])
+                if out.shape != (idx.size, k, d):
+                    raise ValueError(f"the oracle must return (k, d) = ({k}, {d}) centres per part")
+                T[idx] = out
+        return T
+
+    def _fail(self, X: np.ndarray, gen: np.random.Generator, rho_fb: float) -> FriendlyCoreKMeans:
+        # A fixed message: which stage emptied (and how many survived) is data-dependent.
+        self.failed_, self.failure_reason_ = True, FAILED_MESSAGE
         self.cluster_centers_ = None
         if self.fallback == "dplloyd":
             from dpcore.lloyd import DPLloyd

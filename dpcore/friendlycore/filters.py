@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
-from dpcore.noise import gaussian, gaussian_sigma_zcdp
+from dpcore.noise import add_gaussian, gaussian_sigma_zcdp
 from dpcore.privacy import ZCDP, ApproxDP, PureDP, compose
 from dpcore.rng import RNGLike, as_generator
 
@@ -116,7 +116,8 @@ class BasicFilter:
 def noisy_size_upper(n: int, rho1: float, delta: float, *, rng: RNGLike = None) -> float:
     """``n̂ = n + √(ln(2/δ)/ρ₁) + N(0, 1/(2ρ₁))`` (zCDPFilter step ii): ρ₁-zCDP, ≥ n w.p. 1 − δ/2."""
     sigma = gaussian_sigma_zcdp(1.0, rho1)
-    return n + math.sqrt(math.log(2.0 / delta) / rho1) + float(gaussian(sigma, rng=rng))
+    shifted = n + math.sqrt(math.log(2.0 / delta) / rho1)
+    return float(add_gaussian(shifted, sigma, sensitivity=1.0, rng=rng))
 
 
 def _threshold(n_hat: float, rho2: float, delta: float) -> tuple[float, float]:
@@ -182,7 +183,7 @@ class zCDPFilter:
             empty = np.zeros(n, dtype=bool)
             return FilterResult(empty, z, np.zeros(n), self.guarantee, float(n_hat))
         tau, sigma = _threshold(n_hat, self.rho2, self.delta)
-        noisy = z + gaussian(sigma, n, rng=gen)
+        noisy = add_gaussian(z, sigma, sensitivity=0.5 * math.sqrt(n), rng=gen)
         prob = special.ndtr((z - tau) / sigma)
         return FilterResult(noisy >= tau, z, prob, self.guarantee, float(n_hat), tau, sigma)
 
@@ -285,8 +286,10 @@ def dp_paradigm_guarantee(downstream: ApproxDP | PureDP, *, alpha: float = 0.0) 
         raise TypeError(f"Theorem 4.2 needs an (ε, δ)-DP downstream guarantee, got {downstream}")
     g = 1.0 / (1.0 - 2.0 * alpha) + 1.0
     eps = g * math.expm1(downstream.epsilon)
-    delta = g * downstream.delta * math.exp(downstream.epsilon + eps)
-    return ApproxDP(eps, min(delta, 1 - 1e-16))
+    # log space: e^{ε + g(e^ε − 1)} overflows a float from ε ≈ 6 on (the bound is then vacuous)
+    log_delta = (math.log(g * downstream.delta) + downstream.epsilon + eps
+                 if downstream.delta > 0 else -math.inf)
+    return ApproxDP(eps, math.exp(min(log_delta, math.log1p(-1e-16))))
 
 
 def friendly_core(
@@ -300,6 +303,7 @@ def friendly_core(
     sample_size: int | None = None,
     check_size: bool = True,
     counts: np.ndarray | None = None,
+    n_public: int | None = None,
     rng: RNGLike = None,
 ) -> FriendlyCoreResult:
     """FriendlyCore with the ``dist_r`` predicate ``‖x − y‖ ≤ r`` (Sec. 4.3 / 4.4).
@@ -321,11 +325,13 @@ def friendly_core(
         zCDP paradigm only: count friends among a random reference set of about this many points
         instead of all n (App. B), O(n · m · d) instead of O(n² d). See Notes.
     check_size : bool
-        Raise ``ValueError`` when n (or the reference size) is below :func:`required_size`, i.e.
-        when even a perfectly friendly data set would give an (almost) empty core. The check
-        reads n; like the shape checks it refuses to run rather than releasing anything, but in
-        the add/remove model n is private, so pass ``check_size=False`` where even that one bit
-        (n below the bound) must not be revealed.
+        Raise ``ValueError`` when the *declared* size ``n_public`` (or the reference size) is below
+        :func:`required_size`, i.e. when even a perfectly friendly data set of that size would
+        give an (almost) empty core. Only public inputs decide a refusal (issue 12, defect 4: a
+        refusal that reads the true n flips between neighbours, an ε = ∞ event); without
+        ``n_public`` nothing is refused and a too-small data set simply yields an empty core.
+    n_public : int, optional
+        The declared (public) number of rows, used only by ``check_size``.
     counts : (n,) int array, optional
         Precomputed exact friend counts ``friend_counts(X, radius)`` (they are a deterministic
         function of the data), to re-draw the core without recounting. Exact counting only.
@@ -372,8 +378,8 @@ def friendly_core(
     check_privacy(rho=rho, delta=delta)
     filt_delta = delta if sample_size is None else delta / 2.0
     filt = zCDPFilter(rho, filt_delta)
-    if check_size:
-        _check_enough(n, rho, filt_delta, sample_size)
+    if check_size and n_public is not None:
+        _check_enough(int(n_public), rho, filt_delta, sample_size)
     n_hat = noisy_size_upper(n, filt.rho1, filt_delta, rng=gen) if n else 0.0
     if sample_size is None:
         counts = _exact_counts(X, radius, counts)
@@ -409,9 +415,9 @@ def _check_enough(n: int, rho: float, delta: float, sample_size: int | None = No
         need = required_size(rho, delta)
         if n < need:
             raise ValueError(
-                f"n = {n} is too small for FriendlyCore with rho = {rho:g}, delta = {delta:g}: "
-                "even a perfectly friendly data set would lose most points. Need n >= "
-                f"{need} (or a larger rho / delta); pass check_size=False to run anyway."
+                f"the declared n = {n} is too small for FriendlyCore with rho = {rho:g}, delta = "
+                f"{delta:g}: even a perfectly friendly data set would lose most points. Need "
+                f"n >= {need} (or a larger rho / delta); pass check_size=False to run anyway."
             )
         return
     need = required_size(rho, delta, n=n)

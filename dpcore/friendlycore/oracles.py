@@ -61,12 +61,17 @@ def _lloyd(
 ) -> tuple[np.ndarray, np.ndarray]:
     k = C.shape[1]
     p_sq = np.einsum("tmd,tmd->tm", P, P)
+    # Each part stops at its own convergence (frozen afterwards), exactly as if run alone: a
+    # batch must not couple the parts (FC_Clustering's privacy needs tuple j to depend on part j
+    # only).
+    active = np.ones(P.shape[0], dtype=bool)
     for _ in range(max_iter):
         means, counts = _means(P, np.argmin(_sq_dist(P, C, p_sq), axis=2), k)
         new = np.where(counts[:, :, None] > 0, means, C)  # an empty cluster keeps its centre
         shift = np.einsum("tkd,tkd->t", new - C, new - C)
-        C = new
-        if np.all(shift <= tol):
+        C = np.where(active[:, None, None], new, C)
+        active &= shift > tol
+        if not active.any():
             break
     inertia = _sq_dist(P, C, p_sq).min(axis=2).sum(axis=1)
     return C, inertia

@@ -12,7 +12,7 @@ from dpcore.geometry import clip_to_ball, row_norms
 from dpcore.limits import check_params
 from dpcore.lloyd import cluster_sums
 from dpcore.maxcover.accounting import NOISY_AVG_MAX_EPSILON, _check_privacy
-from dpcore.noise import gaussian, laplace
+from dpcore.noise import add_gaussian, add_laplace
 from dpcore.privacy import ApproxDP
 from dpcore.rng import RNGLike, as_generator
 
@@ -84,15 +84,16 @@ def _noisy_averages_from_statistics(
             f"NoisyAVG is only proven (ε, δ)-DP for ε ≤ 1/3 (Theorem 2.6), got epsilon={epsilon!r}"
         )
     gen = as_generator(rng)
-    n_clusters, d = sums.shape
+    d = sums.shape[1]
     b = 5.0 / epsilon  # Laplace scale of line 1
     # Line 1: m̂ = m + Lap(5/ε) − (5/ε) ln(2/δ); noise is drawn for every cluster regardless.
-    m_hat = counts + laplace(b, n_clusters, rng=gen) - b * math.log(2.0 / delta)
+    m_hat = add_laplace(counts, b, sensitivity=1.0, rng=gen) - b * math.log(2.0 / delta)
     fallback = (m_hat <= 0) | (counts == 0)
     m_safe = np.where(fallback, 1.0, m_hat)
     sigma = np.where(fallback, 0.0, _noisy_avg_sigma(m_safe, 2 * radius, epsilon, delta))
-    eta = gaussian(1.0, (n_clusters, d), rng=gen) * sigma[:, None]
-    centers = sums / np.maximum(counts, 1)[:, None] + eta
+    sens_lo = 2**-10 * epsilon * float(np.min(sigma, where=sigma > 0, initial=np.inf))
+    centers = add_gaussian(sums / np.maximum(counts, 1)[:, None], sigma[:, None],
+                           sensitivity=sens_lo, rng=gen)
     if np.any(fallback):
         centers[fallback] = _uniform_in_ball(int(fallback.sum()), d, radius, gen)
     return centers

@@ -22,7 +22,7 @@ from dpcore.maxcover.averaging import (
 )
 from dpcore.maxcover.cover import SAMPLERS, ball_volume, private_grid_set_cover
 from dpcore.maxcover.grid import jl_matrix, level_schedule, project_to_unit_ball
-from dpcore.noise import laplace
+from dpcore.noise import add_laplace
 from dpcore.rng import RNGLike, as_generator
 
 #: ``grid_stride="auto"`` keeps a cover ball at ≤ this many lattice points (≈ its volume).
@@ -79,7 +79,7 @@ def noisy_candidate_counts(
     """
     lab, _ = nearest_center(Y, C)
     n_c = np.bincount(lab, minlength=C.shape[0])
-    return n_c + laplace(1.0 / eps_L, C.shape[0], rng=rng)
+    return add_laplace(n_c, 1.0 / eps_L, sensitivity=1.0, rng=rng)
 
 
 def prune_proxy_weights(w: np.ndarray, k: int, eps_L: float) -> np.ndarray:

@@ -201,7 +201,7 @@ def figure6(
             ref = _reference_cost(X, 8, gen)
             fc = FriendlyCoreKMeans(
                 8, rho=RHO, delta=DELTA, radius=1.0, t=t, r_min=1e-3, fallback="dplloyd",
-                fallback_share=0.01, rng=gen,
+                fallback_share=0.01, accounting="paper", rng=gen,
             ).fit(X)
             runs = {"FC_Clustering": (fc.cluster_centers_, not fc.failed_)}
             for eps in (2.0, math.sqrt(2.0)):
@@ -245,7 +245,7 @@ def figure7_left(
             X, y = fig7_data(n, d, k, rng=gen)
             fc = FriendlyCoreKMeans(
                 k, rho=RHO, delta=DELTA, radius=lam, t=t, r_min=0.1, oracle="pca",
-                fallback="dplloyd", fallback_share=0.01, rng=gen,
+                fallback="dplloyd", fallback_share=0.01, accounting="paper", rng=gen,
             ).fit(X)
             rows.append({"d": d, "rep": rep, "method": "FC_Clustering (PCA oracle)",
                          "failure": labelling_failure(y, fc.predict(X), k),
@@ -261,7 +261,8 @@ def figure6_right(n: int = 200_000, *, reading: str = "sd", rng: RNGLike = 0) ->
     gen = as_generator(rng)
     X, c = fig6_data(n, reading=reading, rng=gen)
     fc = FriendlyCoreKMeans(8, rho=RHO, delta=DELTA, radius=1.0, t=200, r_min=1e-3,
-                            fallback="dplloyd", fallback_share=0.01, rng=gen).fit(X)
+                            fallback="dplloyd", fallback_share=0.01, accounting="paper",
+                            rng=gen).fit(X)
     dl = _dplloyd(8, 2.0, 1.0, gen).fit(X)
     fc_name = "FC_Clustering" + ("" if not fc.failed_ else " (failed → backup)")
     frames = [("true centres", c), (fc_name, fc.cluster_centers_),

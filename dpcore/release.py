@@ -34,7 +34,6 @@ Example
 
 from __future__ import annotations
 
-import contextlib
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -42,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-import dpcore.noise
-from dpcore.privacy import Guarantee, PrivacyLeakWarning, PureDP
+from dpcore.noise import defended_noise
+from dpcore.privacy import Guarantee, PrivacyLeakWarning, PureDP, compose
 
 __all__ = ["FAILED", "Release", "ReleaseDoor", "ReleaseRefused"]
 
@@ -58,12 +57,6 @@ def _entropy() -> np.random.Generator:
     """The release's randomness: fresh OS entropy, never stored. Tests monkeypatch this to
     force the same draw on neighbouring data sets; nothing user-visible can set it."""
     return np.random.default_rng()
-
-
-def _defended_noise():
-    """Floating-point-safe noise while releasing (``dpcore.noise.defended_noise`` when present)."""
-    factory = getattr(dpcore.noise, "defended_noise", None)
-    return factory() if factory is not None else contextlib.nullcontext()
 
 
 class ReleaseRefused(ValueError):
@@ -158,17 +151,17 @@ class ReleaseDoor:
         if not eps > 0 or not np.isfinite(eps):
             raise ReleaseRefused(f"epsilon for estimating n must be a finite number > 0, got "
                                  f"{epsilon!r}")
-        g = PureDP(eps)
-
         def compute() -> int:
             return int(private_row_count(self._X.shape[0], epsilon=eps, rng=_entropy()).value)
 
         params = {"mechanism": "private_row_count", "epsilon": eps}
-        store = getattr(self.ledger, "spend_and_store", None)
-        if store is not None:
-            return int(store("estimate of n", g, "n", compute, **params))
-        self.ledger.spend("estimate of n", g, **params)
-        self._n_estimate = compute()
+        with defended_noise(PureDP(eps)) as defence:  # the Laplace count is floating-point safe
+            g = defence.delivered
+            store = getattr(self.ledger, "spend_and_store", None)
+            if store is not None:
+                return int(store("estimate of n", g, "n", compute, **params))
+            self.ledger.spend("estimate of n", g, **params)
+            self._n_estimate = compute()
         return self._n_estimate
 
     def to_table_units(self, M: Any) -> np.ndarray:
@@ -266,19 +259,20 @@ class ReleaseDoor:
         """
         labels = list(labels or [None] * len(parts))
         plans = [self._plan(m, p, lab) for (m, p), lab in zip(parts, labels, strict=True)]
-        with _defended_noise() as entered:
-            slack = getattr(entered, "slack", None)
+        # Floating-point-safe noise (Mironov 2012): every draw inside is on a grid, and the
+        # defence's small extra cost (``slack_for``) is part of what each release charges.
+        with defended_noise() as defence:
+            delivered = [compose(pl.guarantee, defence.slack_for(pl.guarantee)) for pl in plans]
             charges: list[tuple[str, Guarantee, dict]] = [
-                (pl.label, pl.guarantee, {"mechanism": pl.mechanism} | pl.params)
-                for pl in plans]
-            if slack is not None:
-                charges += [(f"{pl.label} (floating-point slack)", slack, {}) for pl in plans]
+                (pl.label, g, {"mechanism": pl.mechanism} | pl.params)
+                for pl, g in zip(plans, delivered, strict=True)]
             spend_many = getattr(self.ledger, "spend_many", None)
             if spend_many is not None:
                 spend_many(charges)
             else:  # an in-memory PrivacyLedger: check the whole, then record
                 _spend_all(self.ledger, charges)
-            return [Release(self._compute(pl), pl.guarantee, pl.label) for pl in plans]
+            return [Release(self._compute(pl), g, pl.label)
+                    for pl, g in zip(plans, delivered, strict=True)]
 
     def _compute(self, plan: _Plan) -> dict[str, Any] | None:
         """Run on the private rows; ⊥ (None) on any failure, with nothing of it kept."""

@@ -25,12 +25,7 @@ def _param(case: Case):
 def test_mechanism_stays_under_its_claim_and_its_broken_twin_is_flagged(case):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
-            res = run_case(case)
-        except ValueError as exc:
-            if "zero-size array" in str(exc):  # issue 12 defect 1, fixed on the max-cover branch
-                pytest.xfail(f"max-cover crash (defect 1): {exc}")
-            raise
+        res = run_case(case)
     assert res.passes, f"{case.name}: {res.real} against claimed ε = {case.claim.epsilon:.3g}"
     assert res.flags_broken, f"{case.name} ({case.broken_what}) not flagged: {res.broken}"
 

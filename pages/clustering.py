@@ -5,8 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import streamlit as st
+from pages._export import export_buttons
 
 from dpcore import plots
+from dpcore.advice import estimate_fit_seconds, noise_verdict, plain_error
+from dpcore.cancel import checkpoint
 from dpcore.evaluate import normalized_kmeans_cost
 from dpcore.sweeps import clustering_algorithms, fit_algorithm, unavailable_algorithms
 from pages._common import (
@@ -28,6 +31,8 @@ from pages._common import (
     to_table_units,
     view_seed,
 )
+from pages._describe import declared_box
+from pages._run import run_panel
 
 init_state()
 ss = st.session_state
@@ -60,14 +65,6 @@ if release:
 if not chosen:
     st.info("Choose at least one algorithm.")
     st.stop()
-
-
-@st.cache_data(max_entries=64, scope="session", show_spinner="Fitting…")
-def fit(name: str, fp: str, k: int, eps: float, delta: float, radius: float, seed: int,
-        _X: np.ndarray):
-    """Cached on data hash, parameters and explicit seed."""
-    return fit_algorithm(algorithms[name], _X, k=k, epsilon=eps, delta=delta, radius=radius,
-                         seed=seed)
 
 
 def config_of(out, seed: int):
@@ -121,7 +118,42 @@ if release:
 
 # ---------------------------------------------------------------- explore mode
 seed = view_seed("clustering")
-outs = [fit(n, ds.fp, k, eps, float(delta), float(ds.radius), seed, ds.X) for n in chosen]
+settings = (k, eps, float(delta), float(ds.radius), seed)
+memo: dict = ss.setdefault("_clu_memo", {})
+if memo.get("data") != ds.fp:  # fits of another data set are never reused
+    memo.clear()
+    memo["data"] = ds.fp
+X = ds.X
+
+
+def compute_fits() -> list:
+    """Fit every chosen algorithm (reusing fits of unchanged settings); progress per algorithm."""
+    outs = []
+    for i, name in enumerate(chosen):
+        checkpoint(i / len(chosen), f"fitting {name} ({i + 1} of {len(chosen)})")
+        mk = (name, *settings)
+        if mk not in memo:
+            memo[mk] = fit_algorithm(algorithms[name], X, k=k, epsilon=eps, delta=float(delta),
+                                     radius=float(ds.radius), seed=seed)
+        outs.append(memo[mk])
+    checkpoint(1.0, "done")
+    return outs
+
+
+todo = [n for n in chosen if (n, *settings) not in memo]
+cost = sum(estimate_fit_seconds(n, ds.n, ds.d, k) for n in todo)
+job = run_panel("clustering", key=(ds.fp, tuple(chosen), settings), fn=compute_fits,
+                seconds=cost, label=f"Run {len(chosen)} algorithm(s)", button_key="clu_run")
+if job is None:
+    st.info("Press **Run** to fit the chosen algorithms.")
+    st.stop()
+if job.error is not None:
+    p = plain_error(str(job.error))
+    st.warning(p.text)
+    with st.expander("Details"):
+        st.code(p.details)
+    st.stop()
+outs = job.result
 st.caption(f":orange[{EXPLORE_NOTE}]")
 ref = next((o for o in outs if o.algorithm == "k-means (non-private)" and o.centers is not None),
            None)
@@ -129,23 +161,37 @@ ref_cost = normalized_kmeans_cost(ds.X, ref.centers) if ref is not None else Non
 rows = []
 for o in outs:
     cost = normalized_kmeans_cost(ds.X, o.centers) if o.centers is not None else np.nan
-    rows.append({"algorithm": o.algorithm,
-                 "privacy spent": str(o.guarantee) if o.guarantee is not None else "none (not DP)",
-                 "normalised cost": cost,
+    if o.guarantee is not None:
+        spent = str(o.guarantee)
+    elif algorithms[o.algorithm].private:
+        spent = "nothing released"
+    else:
+        spent = "not private (reference)"
+    note = plain_error(o.error).text if o.error else (o.note or "")
+    rows.append({"algorithm": o.algorithm, "privacy spent": spent, "normalised cost": cost,
                  "× non-private": cost / ref_cost if ref_cost else np.nan,
-                 "seconds": o.seconds, "note": o.error or o.note or ""})
+                 "seconds": o.seconds, "note": note})
 table = pd.DataFrame(rows)
 st.dataframe(table, hide_index=True, column_config={
     "normalised cost": st.column_config.NumberColumn(format="%.4g"),
     "× non-private": st.column_config.NumberColumn(format="%.3f"),
     "seconds": st.column_config.NumberColumn(format="%.2f")})
 for o in outs:
+    if o.error:
+        with st.expander(f"{o.algorithm}: why nothing was released"):
+            st.write(plain_error(o.error).text)
+            st.code(o.error)
+    elif algorithms[o.algorithm].private:
+        verdict = noise_verdict(ds.X, o.centers)
+        if verdict:
+            st.warning(f"{o.algorithm}: {verdict}")
     show_warnings([f"{o.algorithm}: {w}" for w in o.warnings])
 P = proj(to_table_units(ds, ds.X))
+box = declared_box(ds) if ds.d <= 2 else None
 fig = plots.centers_figure(
     P, {o.algorithm: proj(to_table_units(ds, o.centers)) for o in outs if o.centers is not None},
     title=f"Centres over the data (k = {k}, ε = {eps:g})", axis_titles=proj.axis_titles,
-    note=EXPLORE_NOTE, seed=seed)
+    note=EXPLORE_NOTE, seed=seed, box=box)
 show(fig, "clu_fig")
 new_draw_button("clustering")
 centres = [pd.DataFrame(to_table_units(ds, o.centers), columns=ds.columns).assign(
@@ -156,9 +202,9 @@ with d1:
         download_csv(pd.concat(centres), "centers.csv", "clu_centers_csv", label="Centres (CSV)")
 with d2:
     download_csv(table, "clustering_comparison.csv", "clu_table_csv", label="Table (CSV)")
-with st.expander("Run configurations (JSON), one per DP algorithm"):
+with st.expander("Run configurations (JSON), Python scripts and notebooks, one per DP algorithm"):
     for i, o in enumerate(outs):
         cfg = config_of(o, seed)
         if cfg is not None and o.centers is not None:
             st.caption(o.algorithm)
-            download_config(cfg, f"clu_cfg_{i}")
+            export_buttons(cfg, f"clu_cfg_{i}")

@@ -14,12 +14,12 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import plots
+from dpcore.advice import noise_verdict, plain_error
 from dpcore.evaluate import normalized_kmeans_cost
 from dpcore.lloyd import DPLloyd
 from pages._common import (
     EXPLORE_NOTE,
     config_for,
-    download_config,
     download_csv,
     init_state,
     is_release_mode,
@@ -35,6 +35,8 @@ from pages._common import (
     to_table_units,
     view_seed,
 )
+from pages._describe import declared_box
+from pages._export import export_buttons
 
 init_state()
 ss = st.session_state
@@ -78,6 +80,7 @@ def fit_once(fp: str, params_json: str, seed: int, _X: np.ndarray) -> dict:
             "weights": est.sample_weights_, "indices": est.sample_indices_,
             "individual": est.individual_epsilon_, "guarantee": est.privacy_,
             "expected_m": float(est.calibration_.sample_size),
+            "init": np.asarray(est.history_[0]) if getattr(est, "history_", None) else None,
             "warnings": [str(w.message) for w in caught]}
 
 
@@ -105,9 +108,15 @@ if is_release_mode():
 seed = view_seed("importance")
 out = fit(ds.fp, json.dumps(params), seed, ds.X)
 if "error" in out:
-    st.error(f"These parameters cannot run: {out['error']}")
+    p = plain_error(out["error"])
+    st.warning(p.text)
+    with st.expander("Details"):
+        st.code(p.details)
     st.stop()
 st.caption(f":orange[{EXPLORE_NOTE}]")
+verdict = noise_verdict(ds.X, out["centers"], init=out.get("init"))
+if verdict:
+    st.warning(verdict)
 show_warnings(out["warnings"])
 q, w, idx, psi = out["q"], out["weights"], out["indices"], out["individual"]
 C = to_table_units(ds, out["centers"])
@@ -138,7 +147,8 @@ with c1:
 with c2:
     fig2 = plots.centers_figure(P[idx], {"DP-Lloyd centres": proj(C)},
                                 title=f"DP-Lloyd centres over the sample (k = {k}, T = {T})",
-                                axis_titles=proj.axis_titles, note=EXPLORE_NOTE, seed=seed)
+                                axis_titles=proj.axis_titles, note=EXPLORE_NOTE, seed=seed,
+                                box=declared_box(ds) if ds.d <= 2 else None)
     show(fig2, "importance_centers")
 
 new_draw_button("importance")
@@ -153,4 +163,4 @@ with d2:
     download_csv(weights, "importance_weights.csv", "imp_weights_csv",
                  label="Weights and individual ε (CSV, not private)")
 with d3:
-    download_config(config, "imp_config")
+    export_buttons(config, "imp_config")

@@ -69,12 +69,12 @@ def test_upload_good_file_becomes_the_data_set():
     assert not at.exception and not errors(at)
     assert at.sidebar.selectbox(key="data").value == "upload"
     assert at.metric[0].value == "50"
-    # no radius declared yet: the suggestion button is offered and algorithms would wait
-    assert at.button(key="suggest_radius")
-    at.button(key="suggest_radius").click().run()
-    assert not at.exception
-    assert any("NOT private" in m.value or "read off the data" in m.value for m in at.warning)
-    assert at.number_input(key="radius_upload").value > 0
+    # explore mode: the public description is prefilled (text column left out, bounds read off
+    # the data and said so) so the pages work at once; the radius follows from the bounds
+    sp = at.session_state["data_specs"]["upload"]
+    assert sp["public_description"]["columns"] == ["u", "v"]
+    assert sp["radius"] > 0 and "NOT private" in sp["radius_from"]
+    assert any("read off the data" in c.value for c in at.caption)
 
 
 @pytest.mark.parametrize(
@@ -211,11 +211,11 @@ def test_private_radius_estimate_is_recorded_in_release_mode():
     body = "x,y\n" + "\n".join(f"{a:.4f},{b:.4f}" for a, b in pts) + "\n"
     at = new_app({"mode": "release"})
     at.file_uploader(key="upload").set_value(("p.csv", body.encode(), "text/csv")).run()
-    assert at.number_input(key="radius_upload").value is None
+    assert at.session_state["data_specs"]["upload"]["radius"] is None
     at.number_input(key="pr_eps").set_value(1.0).run()
     at.button(key="private_radius").click().run()
     assert not at.exception and not errors(at)
-    r = at.number_input(key="radius_upload").value
+    r = at.session_state["data_specs"]["upload"]["radius"]
     norms = np.linalg.norm(pts, axis=1)
     assert 0.97 <= np.mean(norms <= r) <= 1.0  # the 99 % quantile, up to one grid step
     led = at.session_state["ledger"]
@@ -235,7 +235,8 @@ def test_parquet_and_tsv_uploads():
     at.file_uploader(key="upload").set_value(("t.parquet", buf.getvalue(),
                                               "application/octet-stream")).run()
     assert not at.exception and not errors(at)
-    assert at.multiselect(key="cols_upload").value == ["a", "b"]  # numeric columns only
+    # numeric columns only
+    assert at.session_state["data_specs"]["upload"]["public_description"]["columns"] == ["a", "b"]
     tsv = df.to_csv(sep="\t", index=False).encode()
     at.file_uploader(key="upload").set_value(("t.tsv", tsv, "text/tab-separated-values")).run()
     assert not at.exception and not errors(at)

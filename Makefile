@@ -8,14 +8,28 @@ PORT ?= 8501
 .PHONY: app test test-quick lint bench reproduce clean
 
 $(STAMP): pyproject.toml
+	@echo "[1/3] creating the virtual environment in $(VENV) …"
 	$(PY) -m venv $(VENV)
+	@echo "[2/3] upgrading pip …"
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	@echo "[3/3] installing dpcore and its dependencies (numpy, scipy, scikit-learn, streamlit,"
+	@echo "      plotly, dask, test tools; a few minutes on a fresh machine, progress below) …"
+	$(BIN)/python -m pip install --progress-bar on -e ".[test]" 2>&1 | \
+		grep --line-buffered -E "^(Collecting|Installing|Successfully|ERROR)" || \
+		{ echo "installation failed: run '$(BIN)/python -m pip install -e .[test]' to see why"; \
+		  exit 1; }
+	@$(BIN)/python -c "import dpcore, streamlit" || { echo "installation incomplete"; exit 1; }
 	touch $(STAMP)
+	@echo "environment ready."
 
-## Start the dashboard on the bundled sample data and print its URL.
+## Start the dashboard on the bundled sample data and print its URL once it answers.
 app: $(STAMP)
-	@echo "dpcore dashboard: http://localhost:$(PORT)"
+	@echo "starting the dpcore dashboard on port $(PORT) …"
+	@( for i in $$(seq 1 120); do \
+		if $(BIN)/python -c "import urllib.request as u; \
+			u.urlopen('http://localhost:$(PORT)/_stcore/health', timeout=1)" 2>/dev/null; then \
+			echo ""; echo "  dpcore dashboard ready: http://localhost:$(PORT)"; echo ""; exit 0; fi; \
+		sleep 1; done; echo "the dashboard did not answer within 2 minutes" ) &
 	$(BIN)/python -m streamlit run app.py --server.port $(PORT) --server.headless true \
 		--browser.gatherUsageStats false
 

@@ -36,12 +36,14 @@ __all__ = [
     "add_ball",
     "add_points",
     "algorithm_style",
+    "amplification_figure",
     "clip_to_box",
     "log_axis",
     "budget_bar",
     "centers_figure",
     "ecdf_figure",
     "histogram",
+    "laplace_pair_figure",
     "points_figure",
     "utility_curve_figure",
 ]
@@ -406,4 +408,47 @@ def ecdf_figure(
                       annotation_position="bottom right")
     fig.update_layout(xaxis_title=x_title, yaxis_title="fraction ≤ x", yaxis_range=[0, 1.02],
                       margin={"t": 30, "l": 10, "r": 10, "b": 10}, showlegend=False)
+    return fig
+
+
+# ------------------------------------------------------------------------------------------------
+# Teaching figures (the guided tour)
+# ------------------------------------------------------------------------------------------------
+
+
+def laplace_pair_figure(epsilon: float, *, count: float = 10.0) -> go.Figure:
+    """Densities of a Laplace-noised count on two neighbouring data sets (count and count + 1):
+    at every output their ratio is at most e^ε, which is what ε-DP means."""
+    b = 1.0 / float(epsilon)
+    x = np.linspace(count - 8 * max(b, 0.5), count + 1 + 8 * max(b, 0.5), 400)
+    fig = go.Figure()
+    for c, name, color in ((count, f"data set D (true count {count:g})", COLORS[1]),
+                           (count + 1, f"neighbour D′ (true count {count + 1:g})", COLORS[0])):
+        fig.add_trace(go.Scatter(x=x, y=np.exp(-np.abs(x - c) / b) / (2 * b), mode="lines",
+                                 name=name, line={"color": color, "width": 3}))
+    fig.update_layout(title={"text": f"ε = {epsilon:g}: the two curves differ by at most a factor "
+                                     f"e^ε = {math.exp(epsilon):.3g} everywhere"},
+                      xaxis_title="released (noisy) count", yaxis_title="probability density",
+                      legend={"orientation": "h", "y": -0.25}, height=380,
+                      margin={"t": 50, "l": 10, "r": 10, "b": 10})
+    return fig
+
+
+def amplification_figure(epsilon: float, rate: float) -> go.Figure:
+    """Privacy amplification by Poisson sampling: a mechanism that is ε-DP on the sample is
+    ln(1 + q (e^ε − 1))-DP for the full data when each row is kept with probability q."""
+    q = np.linspace(0.001, 1.0, 300)
+    amp = np.log1p(q * math.expm1(epsilon))
+    fig = go.Figure(go.Scatter(x=q, y=amp, mode="lines", name="ε for the full data",
+                               line={"color": COLORS[1], "width": 3}))
+    here = math.log1p(rate * math.expm1(epsilon))
+    fig.add_trace(go.Scatter(x=[rate], y=[here], mode="markers", name=f"q = {rate:g}",
+                             marker={"size": 14, "color": COLORS[0], "symbol": "x"}))
+    fig.add_hline(y=epsilon, line_dash="dot", line_color="#444",
+                  annotation_text=f"ε on the sample = {epsilon:g}")
+    fig.update_layout(title={"text": f"keeping each row with probability {rate:g} turns ε = "
+                                     f"{epsilon:g} into ε ≈ {here:.3g}"},
+                      xaxis_title="sampling probability q", yaxis_title="ε for the full data",
+                      legend={"orientation": "h", "y": -0.25}, height=380,
+                      margin={"t": 50, "l": 10, "r": 10, "b": 10})
     return fig

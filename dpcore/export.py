@@ -20,7 +20,10 @@ from typing import Any
 
 from dpcore.runconfig import validate_config
 
-__all__ = ["notebook", "python_script", "script_cells"]
+__all__ = ["CSV_MARKER", "notebook", "python_script", "script_cells"]
+
+#: Line the exported code prints just before the released values' CSV.
+CSV_MARKER = "# released values (CSV)"
 
 
 def _header(config: dict) -> str:
@@ -33,7 +36,7 @@ def script_cells(config: dict[str, Any], *, description: dict[str, Any] | None =
     """The code, as cells: set-up, configuration, data, run, output."""
     cfg = validate_config(config)
     cfg_json = json.dumps(cfg, indent=4, sort_keys=True)
-    desc_json = json.dumps(description, indent=4) if description else "None"
+    desc_json = json.dumps(description or None, indent=4)
     setup = (
         "import json\n"
         "import sys\n\n"
@@ -74,6 +77,7 @@ def script_cells(config: dict[str, Any], *, description: dict[str, Any] | None =
         "        values = values + center\n"
         "        frames.append(pd.DataFrame(values, columns=columns).assign(output=name))\n"
         "released = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()\n"
+        f"print({CSV_MARKER!r})\n"
         "print(released.to_csv(index=False))"
     )
     return [setup, config_cell, data_cell, run_cell, output_cell]

@@ -24,11 +24,13 @@ def export_buttons(config: dict, key: str) -> None:
     c1, c2, c3 = st.columns(3)
     with c1:
         download_config(config, key)
-    c2.download_button("Python script", lambda: python_script(config, description=desc),
-                       file_name=f"{name}.py", mime="text/x-python", key=f"{key}_py",
-                       on_click="ignore", icon=":material/code:",
-                       help="Reproduces this result with dpcore: python FILE [DATA_FILE].")
-    c3.download_button("Notebook", lambda: notebook(config, description=desc),
-                       file_name=f"{name}.ipynb", mime="application/x-ipynb+json",
-                       key=f"{key}_nb", on_click="ignore", icon=":material/book:",
-                       help="The same code as a Jupyter notebook.")
+    with c2:
+        st.download_button("Python script", lambda: python_script(config, description=desc),
+                           file_name=f"{name}.py", mime="text/x-python", key=f"{key}_py",
+                           on_click="ignore", icon=":material/code:",
+                           help="Reproduces this result with dpcore: python FILE [DATA_FILE].")
+    with c3:
+        st.download_button("Notebook", lambda: notebook(config, description=desc),
+                           file_name=f"{name}.ipynb", mime="application/x-ipynb+json",
+                           key=f"{key}_nb", on_click="ignore", icon=":material/book:",
+                           help="The same code as a Jupyter notebook.")

@@ -35,7 +35,6 @@ __all__ = [
     "kmeans_t_needed",
     "noise_verdict",
     "plain_error",
-    "small_data_defaults",
 ]
 
 #: ε values the dashboard offers (the sidebar's grid); advice picks the nearest one that works.
@@ -165,13 +164,6 @@ def friendly_kmeans_plan(n: int, k: int, *, epsilon: float, delta: float,
         msg += ("It works with " + " or ".join(options) + "." if options else
                 "No setting offered here makes it work with so few rows.")
     return FriendlyKMeansPlan(feasible, t, t_need, per, eps_needed, k_max, msg)
-
-
-def small_data_defaults(n: int, k: int) -> dict[str, int]:
-    """Defaults that fit a small table: expected sample size, k and rows per view."""
-    k_ok = int(max(1, min(k, n // 10)))
-    return {"sample_size": int(max(min(n, 2000), min(n, 10 * k_ok))), "k": k_ok,
-            "rows": int(min(n, 3000))}
 
 
 # ------------------------------------------------------------------------------------------------

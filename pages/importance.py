@@ -43,7 +43,7 @@ ss = st.session_state
 st.title("Importance sampling + DP-Lloyd")
 st.caption(
     "Poisson-sample the data with probabilities q, give each kept point the weight 1/q and run "
-    "weighted DP-Lloyd on the sample. Sampling amplifies privacy per point (Theorem 6): points "
+    "weighted DP-Lloyd on the sample. Sampling amplifies privacy per point: points "
     "with a small q get most of the protection. *uniform*: q = m/n; *coreset*: q mixes uniform "
     "and distance to the mean; *privacy*: q from Algorithm 1 so that every point's loss meets "
     "the target ε.")
@@ -124,7 +124,7 @@ m1, m2, m3, m4 = st.columns(4)
 m1.metric("Delivered guarantee", str(out["guarantee"]))
 m2.metric("Sample size (expected)", f"{idx.size:,} ({out['expected_m']:,.0f})")
 m3.metric("Largest individual ε", f"{psi.max():.3g}",
-          help="ψ(x) of Theorem 6: the privacy loss of each point after amplification")
+          help="ψ(x): the privacy loss of each point after amplification by sampling")
 m4.metric("Normalised cost (cost/n)", f"{normalized_kmeans_cost(ds.X, out['centers']):.4g}")
 
 proj = projection(ds)
@@ -136,7 +136,7 @@ fig1 = plots.points_figure(
 show(fig1, "importance_fig1")
 if sampler == "privacy":
     st.caption("Privacy-constrained sampling chooses q so that every point's loss ψ(x) equals the "
-               "target ε (Theorem 10): a uniform colour is its design. Points near the centre "
+               "target ε: a uniform colour is its design. Points near the centre "
                "(small ‖x‖, little loss per unit of weight) can be sampled rarely and carry a "
                "large weight; far points are kept with q near 1. Try *coreset* or *uniform* to "
                "see the losses vary.")

@@ -77,7 +77,7 @@ def test_every_page_shows_a_result_at_defaults(browser, server, data):
             pg.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg")
             if "/" + name in CENTRE_PAGES:
                 legend = " ".join(pg.locator("[data-testid='stPlotlyChart'] .legendtext")
-                                  .all_inner_texts())
+                                  .all_text_contents())
                 assert "DP-Lloyd" in legend, (data, href, legend)
     finally:
         ctx.close()

@@ -35,6 +35,7 @@ __all__ = [
     "kmeans_t_needed",
     "noise_verdict",
     "plain_error",
+    "plain_warning",
 ]
 
 #: ε values the dashboard offers (the sidebar's grid); advice picks the nearest one that works.
@@ -206,6 +207,26 @@ def plain_error(message: str) -> Plain:
         if re.search(pattern, text, flags=re.IGNORECASE):
             return Plain(plain, text)
     return Plain("The algorithm could not run with these settings.", text)
+
+
+_WARNING_RULES: list[tuple[str, str]] = [
+    (r"off the data|from the data|read off|not private|public; ",
+     "Uses numbers read off the data (such as the row count) that the method treats as public: "
+     "fine for exploring; a real release should declare them instead."),
+    (r"clipped|outside the (ball|radius)|beyond the radius",
+     "Some rows lay outside the declared radius and were pulled onto it (this keeps the "
+     "guarantee but biases the result towards the centre)."),
+    (r"did not converge|converge", "The non-private step did not fully converge."),
+]
+
+
+def plain_warning(message: str) -> Plain:
+    """A warning in plain words (the original goes to ``details``), like :func:`plain_error`."""
+    text = str(message)
+    for pattern, plain in _WARNING_RULES:
+        if re.search(pattern, text, flags=re.IGNORECASE):
+            return Plain(plain, text)
+    return Plain("The algorithm raised a technical note (see the details).", text)
 
 
 # ------------------------------------------------------------------------------------------------

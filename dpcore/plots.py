@@ -308,7 +308,7 @@ def histogram(values: np.ndarray, *, title: str, x_title: str, nbins: int = 50,
     v = _f32(np.ravel(values))
     fig = go.Figure(go.Histogram(x=v, nbinsx=nbins, marker={"color": COLORS[1]}))
     fig.update_layout(title={"text": title}, xaxis_title=x_title, yaxis_title="count",
-                      yaxis_type="log" if log_y else None, bargap=0.02,
+                      yaxis={"type": "log", "dtick": 1} if log_y else None, bargap=0.02,
                       margin={"t": 50, "l": 10, "r": 10, "b": 10})
     return fig
 

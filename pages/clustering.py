@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import streamlit as st
-from pages._export import export_buttons
 
 from dpcore import plots
 from dpcore.advice import estimate_fit_seconds, noise_verdict, plain_error
@@ -27,11 +26,12 @@ from pages._common import (
     release_seed,
     require_dataset,
     show,
-    show_warnings,
     to_table_units,
     view_seed,
 )
 from pages._describe import declared_box
+from pages._export import export_buttons
+from pages._plain import show_plain_warnings
 from pages._run import run_panel
 
 init_state()
@@ -172,10 +172,13 @@ for o in outs:
                  "× non-private": cost / ref_cost if ref_cost else np.nan,
                  "seconds": o.seconds, "note": note})
 table = pd.DataFrame(rows)
-st.dataframe(table, hide_index=True, column_config={
-    "normalised cost": st.column_config.NumberColumn(format="%.4g"),
-    "× non-private": st.column_config.NumberColumn(format="%.3f"),
-    "seconds": st.column_config.NumberColumn(format="%.2f")})
+shown = table if table["note"].astype(bool).any() else table.drop(columns="note")
+st.dataframe(shown, hide_index=True, column_config={
+    "algorithm": st.column_config.TextColumn(width="medium"),
+    "privacy spent": st.column_config.TextColumn("privacy", width="small"),
+    "normalised cost": st.column_config.NumberColumn("cost / n", format="%.4g", width="small"),
+    "× non-private": st.column_config.NumberColumn(format="%.3f", width="small"),
+    "seconds": st.column_config.NumberColumn("s", format="%.2f", width="small")})
 for o in outs:
     if o.error:
         with st.expander(f"{o.algorithm}: why nothing was released"):
@@ -185,7 +188,7 @@ for o in outs:
         verdict = noise_verdict(ds.X, o.centers)
         if verdict:
             st.warning(f"{o.algorithm}: {verdict}")
-    show_warnings([f"{o.algorithm}: {w}" for w in o.warnings])
+    show_plain_warnings(o.warnings, prefix=f"{o.algorithm}: ")
 P = proj(to_table_units(ds, ds.X))
 box = declared_box(ds) if ds.d <= 2 else None
 fig = plots.centers_figure(

@@ -39,11 +39,11 @@ from pages._common import (
     release_view,
     require_dataset,
     show,
-    show_warnings,
     to_table_units,
     view_seed,
 )
 from pages._export import export_buttons
+from pages._plain import show_plain_warnings
 from pages._run import run_panel
 
 init_state()
@@ -168,7 +168,7 @@ if paradigm == "zcdp":
         with st.expander("Details"):
             st.code(p.details)
         st.stop()
-    show_warnings(out["warnings"])
+    show_plain_warnings(out["warnings"])
     mask, counts = out["mask"], out["counts"]
     guarantee = str(out["guarantee"])
 else:
@@ -177,20 +177,19 @@ else:
     guarantee = (f"none on its own; with an ε = {eps:g} private algorithm on the core: "
                  f"{dp_paradigm_guarantee(PureDP(eps), alpha=alpha)}")
 m1, m2, m3 = st.columns(3)
-m1.metric("Core size", f"{int(mask.sum()):,} of {X.shape[0]:,}")
+m1.metric(f"Core size (of {X.shape[0]:,})", f"{int(mask.sum()):,}")
 m2.metric("Median friends", f"{np.median(counts):,.0f}")
-m3.metric("Guarantee", guarantee if len(guarantee) < 40 else "see below")
-if len(guarantee) >= 40:
-    st.caption(f"Guarantee: {guarantee}")
+m3.metric("Kept", f"{mask.mean():.0%}")
+st.caption(f"Guarantee: {guarantee}")
 c1, c2 = st.columns(2)
 with c1:
     show(plots.points_figure(P, color=counts, color_title="friends",
                              title=f"Friend counts (r = {r:g})", axis_titles=proj.axis_titles,
-                             note=EXPLORE_NOTE, seed=seed), "fc_counts")
+                             seed=seed), "fc_counts")
 with c2:
     fig = plots.points_figure(P, categories=np.where(mask, "kept", "removed"),
-                              title="Kept / removed by the filter", axis_titles=proj.axis_titles,
-                              note=EXPLORE_NOTE, seed=seed)
+                              title="Kept / removed", axis_titles=proj.axis_titles,
+                              seed=seed)
     if paradigm == "zcdp":
         true_mean = X.mean(axis=0)
         plots.add_points(fig, proj(to_table_units(ds, true_mean)), name="true mean (not private)",
@@ -216,17 +215,13 @@ if paradigm == "zcdp":
             st.info(f"With probability 95 %, the Gaussian noise moves the core's mean by at most "
                     f"{r95:.4g} (σ = {out['noise_sd']:.3g} per coordinate); the filter's own "
                     "bias (outliers dropped) comes on top.")
-        d1, d2 = st.columns(2)
-        with d1:
-            download_csv(matrix_frame(to_table_units(ds, out["estimate"]), ds.columns),
-                         "friendlycore_mean.csv", "fc_mean_csv", label="Private mean (CSV)")
-        with d2:
-            if int(n_used) >= ds.n:
-                export_buttons(config_for("friendly_mean", mean_params(), ds, seed),
-                               "fc_config")
-            else:
-                st.caption("The run configuration is offered when all rows are used (the "
-                           "configuration format has no row subsample).")
+        download_csv(matrix_frame(to_table_units(ds, out["estimate"]), ds.columns),
+                     "friendlycore_mean.csv", "fc_mean_csv", label="Private mean (CSV)")
+        if int(n_used) >= ds.n:
+            export_buttons(config_for("friendly_mean", mean_params(), ds, seed), "fc_config")
+        else:
+            st.caption("The run configuration is offered when all rows are used (the "
+                       "configuration format has no row subsample).")
 new_draw_button("friendlycore")
 
 st.subheader("3 · FriendlyCore clustering, step by step")
@@ -278,7 +273,7 @@ if job is not None and job.result is not None and job.key[0] == ds.fp:
         with st.expander("Details"):
             st.code(p.details)
     else:
-        show_warnings(km["warnings"])
+        show_plain_warnings(km["warnings"])
         if km["failed_"]:
             st.warning("FriendlyCore clustering found no agreement between the parts, so its own "
                        "centres were not released"

@@ -31,12 +31,12 @@ from pages._common import (
     release_view,
     require_dataset,
     show,
-    show_warnings,
     to_table_units,
     view_seed,
 )
 from pages._describe import declared_box
 from pages._export import export_buttons
+from pages._plain import show_plain_warnings
 
 init_state()
 ss = st.session_state
@@ -54,8 +54,9 @@ c1, c2, c3 = st.columns(3)
 sampler = c1.selectbox("Sampler", ["privacy", "coreset", "uniform"], **keep("sampler"),
                        bind="query-params")
 if sampler == "privacy":
-    free = c2.checkbox("Sampling for free (m set by the noise)", value=True, **keep("imp_free"),
-                       help="Data-independent noise: the full-data noise at ε; the expected "
+    free = c2.checkbox("Sampling for free", value=True, **keep("imp_free"),
+                       help="m set by the noise. Data-independent noise: the full-data noise at "
+                            "ε; the expected "
                             "sample size m is then whatever Algorithm 1 gives.")
     m = None if free else c2.number_input("Expected sample size m", 10, ds.n,
                                           value=min(ds.n, 2000), **keep(f"imp_m_priv_{ds.n}"))
@@ -117,22 +118,24 @@ st.caption(f":orange[{EXPLORE_NOTE}]")
 verdict = noise_verdict(ds.X, out["centers"], init=out.get("init"))
 if verdict:
     st.warning(verdict)
-show_warnings(out["warnings"])
+show_plain_warnings(out["warnings"])
 q, w, idx, psi = out["q"], out["weights"], out["indices"], out["individual"]
 C = to_table_units(ds, out["centers"])
 m1, m2, m3, m4 = st.columns(4)
-m1.metric("Delivered guarantee", str(out["guarantee"]))
-m2.metric("Sample size (expected)", f"{idx.size:,} ({out['expected_m']:,.0f})")
-m3.metric("Largest individual ε", f"{psi.max():.3g}",
+m1.metric("Guarantee", f"ε = {out['guarantee'].epsilon:g}"
+          if hasattr(out["guarantee"], "epsilon") else str(out["guarantee"]),
+          help=f"Delivered guarantee: {out['guarantee']}")
+m2.metric("Sample size", f"{idx.size:,}", help=f"expected {out['expected_m']:,.0f}")
+m3.metric("Max individual ε", f"{psi.max():.3g}",
           help="ψ(x): the privacy loss of each point after amplification by sampling")
-m4.metric("Normalised cost (cost/n)", f"{normalized_kmeans_cost(ds.X, out['centers']):.4g}")
+m4.metric("Cost / n", f"{normalized_kmeans_cost(ds.X, out['centers']):.4g}")
 
 proj = projection(ds)
 P = proj(to_table_units(ds, ds.X))
 fig1 = plots.points_figure(
     P, size=1.0 / q, color=psi, color_title="individual ε ψ(x)",
-    title="Importance weight 1/q (marker area) and individual privacy loss (colour): paper "
-          "Figure 1", axis_titles=proj.axis_titles, note=EXPLORE_NOTE, seed=seed, size_max=12)
+    title="Weight 1/q (marker area) and individual privacy loss (colour)",
+    axis_titles=proj.axis_titles, note=EXPLORE_NOTE, seed=seed, size_max=12)
 show(fig1, "importance_fig1")
 if sampler == "privacy":
     st.caption("Privacy-constrained sampling chooses q so that every point's loss ψ(x) equals the "
@@ -142,18 +145,18 @@ if sampler == "privacy":
                "see the losses vary.")
 c1, c2 = st.columns(2)
 with c1:
-    show(plots.histogram(w, title=f"Weights 1/q of the {idx.size:,} sampled points",
+    show(plots.histogram(w, title=f"Weights 1/q ({idx.size:,} sampled)",
                          x_title="importance weight 1/q", log_y=True), "importance_hist")
 with c2:
     fig2 = plots.centers_figure(P[idx], {"DP-Lloyd centres": proj(C)},
-                                title=f"DP-Lloyd centres over the sample (k = {k}, T = {T})",
-                                axis_titles=proj.axis_titles, note=EXPLORE_NOTE, seed=seed,
+                                title=f"Centres over the sample (k = {k})",
+                                axis_titles=proj.axis_titles, seed=seed,
                                 box=declared_box(ds) if ds.d <= 2 else None)
     show(fig2, "importance_centers")
 
 new_draw_button("importance")
 config = config_for("dplloyd", params, ds, seed)
-d1, d2, d3 = st.columns(3)
+d1, d2 = st.columns(2)
 with d1:
     download_csv(matrix_frame(C, ds.columns), "dplloyd_centers.csv", "imp_centers_csv",
                  label="Centres (CSV)")
@@ -162,5 +165,4 @@ with d2:
                             "sampled": np.isin(np.arange(ds.n), idx), "individual_epsilon": psi})
     download_csv(weights, "importance_weights.csv", "imp_weights_csv",
                  label="Weights and individual ε (CSV, not private)")
-with d3:
-    export_buttons(config, "imp_config")
+export_buttons(config, "imp_config")

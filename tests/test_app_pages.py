@@ -154,7 +154,7 @@ def test_friendlycore_page_explains_too_small_budget_then_runs():
     assert {"kept", "true mean (not private)", "FriendlyCore private mean"} <= set(names)
     assert any("With probability 95 %" in i.value for i in at.info)  # explicit noise bound
     kept = next(t for t in specs[1]["data"] if t["name"] == "kept")
-    core_size = int(at.metric[0].value.split(" of ")[0].replace(",", ""))
+    core_size = int(at.metric[0].value.replace(",", ""))
     assert core_size == trace_array(kept, "x").size
     at.radio(key="fc_paradigm").set_value("dp").run()
     assert not at.exception

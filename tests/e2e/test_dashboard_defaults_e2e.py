@@ -132,7 +132,8 @@ def test_screenshots_of_every_page(browser, server, width):
             main = pg.locator("[data-testid='stMain']").bounding_box()
             assert box is not None and box["x"] + box["width"] <= main["x"] + main["width"] + 1
             if out is not None:
-                name = href.rstrip("/").rsplit("/", 1)[-1] or "data"
+                path = href.split("//", 1)[-1].partition("/")[2].partition("?")[0]
+                name = path.rstrip("/") or "data"
                 pg.screenshot(path=str(out / f"{name}_{width}.png"), full_page=True)
     finally:
         ctx.close()

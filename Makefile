@@ -35,11 +35,11 @@ app: $(STAMP)
 
 ## The whole test suite (unit, statistical, audits, reproduction, AppTest, real browser).
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --durations=20
+	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=20
 
 ## Quick subset while working: no slow, data or browser tests.
 test-quick: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 -m "not slow and not e2e and not data"
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -m "not slow and not e2e and not data"
 
 lint: $(STAMP)
 	$(BIN)/ruff check dpcore pages app.py tests benchmarks

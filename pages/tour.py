@@ -105,7 +105,14 @@ else:
     st.plotly_chart(fig, key="tour_fig_km", width="stretch")
 
 i = STEPS.index(step)
+
+
+def _go(to: str) -> None:
+    st.session_state["tour_step"] = to
+
+
 if i + 1 < len(STEPS):
-    st.caption(f"Next: {STEPS[i + 1]} (choose it above).")
+    st.button(f"Next: {STEPS[i + 1]}", key="tour_next", on_click=_go, args=(STEPS[i + 1],),
+              type="primary", icon=":material/arrow_forward:")
 else:
     st.caption("That is the tour. The other pages run the same algorithms on real data.")

@@ -12,7 +12,10 @@ import re
 import pytest
 from e2e_helpers import assert_no_errors, serve, wait_ready
 
-pytestmark = pytest.mark.e2e
+# One xdist worker runs every browser test, in file order (``make test`` uses
+# ``--dist loadgroup``): the tests of this module share one app session, and two servers plus two
+# Chromiums on a 2-core machine starve each other into timeouts.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +137,10 @@ def test_first_deep_link_on_a_fresh_server_gets_the_frame(browser):
         pg = ctx.new_page()
         pg.set_default_timeout(60_000)
         pg.goto(url + "/ledger")
+        wait_ready(pg)
+        # The first script run may be the legacy router's bare page, which re-runs itself through
+        # app.py at once: wait for that rerun's frame instead of looking at the first paint.
+        pg.locator("[data-testid='stSidebar']").get_by_text("Data set").wait_for()
         wait_ready(pg)
         pg.get_by_text("Privacy ledger").first.wait_for()
         assert pg.locator("[data-testid='stSidebar']").get_by_text("Data set").count() == 1

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from e2e_helpers import assert_no_errors, wait_ready
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]  # see test_app_e2e.py
 
 #: Pages whose first figure draws centres / means over the data.
 CENTRE_PAGES = ("/importance", "/clustering")

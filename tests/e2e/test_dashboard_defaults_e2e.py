@@ -72,6 +72,10 @@ def test_every_page_shows_a_result_at_defaults(browser, server, data):
             _goto_page(pg, href)
             assert_no_errors(pg, f"{data} {href}")
             name = href.rsplit("/", 1)[-1]
+            out = _screens()
+            if out is not None and data == "iris":
+                pg.wait_for_timeout(800)
+                pg.screenshot(path=str(out / f"iris_{name or 'data'}_1400.png"), full_page=True)
             if name in ("utility", "ledger"):
                 continue  # a sweep needs its Run button; the ledger is empty in explore mode
             pg.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg")

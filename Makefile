@@ -9,17 +9,17 @@ PORT ?= 8501
 
 $(STAMP): pyproject.toml
 	@echo "[1/3] creating the virtual environment in $(VENV) …"
-	$(PY) -m venv $(VENV)
+	@$(PY) -m venv $(VENV)
 	@echo "[2/3] upgrading pip …"
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	@$(BIN)/python -m pip install --quiet --upgrade pip
 	@echo "[3/3] installing dpcore and its dependencies (numpy, scipy, scikit-learn, streamlit,"
 	@echo "      plotly, dask, test tools; a few minutes on a fresh machine, progress below) …"
-	$(BIN)/python -m pip install --progress-bar on -e ".[test]" 2>&1 | \
+	@$(BIN)/python -m pip install --progress-bar on -e ".[test]" 2>&1 | \
 		grep --line-buffered -E "^(Collecting|Installing|Successfully|ERROR)" || \
 		{ echo "installation failed: run '$(BIN)/python -m pip install -e .[test]' to see why"; \
 		  exit 1; }
 	@$(BIN)/python -c "import dpcore, streamlit" || { echo "installation incomplete"; exit 1; }
-	touch $(STAMP)
+	@touch $(STAMP)
 	@echo "environment ready."
 
 ## Start the dashboard on the bundled sample data and print its URL once it answers.

@@ -7,11 +7,17 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import plots
-from dpcore.advice import estimate_fit_seconds, noise_verdict, plain_error
+from dpcore.advice import (
+    estimate_fit_seconds,
+    friendly_kmeans_plan,
+    noise_verdict,
+    plain_error,
+)
 from dpcore.cancel import checkpoint
 from dpcore.evaluate import normalized_kmeans_cost
 from dpcore.sweeps import clustering_algorithms, fit_algorithm, unavailable_algorithms
 from pages._common import (
+    EPSILON_GRID,
     EXPLORE_NOTE,
     config_for,
     download_config,
@@ -141,7 +147,10 @@ def compute_fits() -> list:
 
 
 todo = [n for n in chosen if (n, *settings) not in memo]
-cost = sum(estimate_fit_seconds(n, ds.n, ds.d, k) for n in todo)
+fc_feasible = friendly_kmeans_plan(ds.n, k, epsilon=eps, delta=float(delta),
+                                   grid=EPSILON_GRID).feasible
+cost = sum(estimate_fit_seconds(n, ds.n, ds.d, k) for n in todo
+           if n != "FriendlyCore k-means" or fc_feasible)  # infeasible: refused at once
 job = run_panel("clustering", key=(ds.fp, tuple(chosen), settings), fn=compute_fits,
                 seconds=cost, label=f"Run {len(chosen)} algorithm(s)", button_key="clu_run")
 if job is None:
@@ -179,8 +188,21 @@ st.dataframe(shown, hide_index=True, column_config={
     "normalised cost": st.column_config.NumberColumn("cost / n", format="%.4g", width="small"),
     "× non-private": st.column_config.NumberColumn(format="%.3f", width="small"),
     "seconds": st.column_config.NumberColumn("s", format="%.2f", width="small")})
+def _apply(values: dict) -> None:
+    for key_, value in values.items():
+        ss[key_] = value
+
+
 for o in outs:
     if o.error:
+        if o.algorithm == "FriendlyCore k-means":  # settings that work, from public inputs
+            plan = friendly_kmeans_plan(ds.n, k, epsilon=eps, delta=float(delta),
+                                        grid=EPSILON_GRID)
+            if not plan.feasible:
+                st.warning(f"{o.algorithm}: {plan.message}")
+                if plan.epsilon_needed is not None:
+                    st.button(f"Use ε = {plan.epsilon_needed:g}", key="clu_fc_eps",
+                              on_click=_apply, args=({"eps": plan.epsilon_needed},))
         with st.expander(f"{o.algorithm}: why nothing was released"):
             st.write(plain_error(o.error).text)
             st.code(o.error)

@@ -235,8 +235,8 @@ if msg is not None:
     (st.error if msg[0] == "error" else st.success)(msg[1])
 if "NOT private" in sp["radius_from"]:
     st.warning("The radius was read off the data: a real release with it leaks information about "
-               "the data (PrivacyLeakWarning). Replace it by a bound you know independently of "
-               "the data before releasing.")
+               "the data. Replace it by a bound you know independently of the data before "
+               "releasing.")
 
 ds = current_dataset()
 if ds is None:

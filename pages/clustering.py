@@ -52,9 +52,16 @@ release = is_release_mode()
 names = [n for n, a in algorithms.items() if a.private or not release]
 default = [n for n in ("DP-Lloyd", "DP-Lloyd + coreset sampling", "k-means (non-private)")
            if n in names]
+# Release mode hides the non-private reference, which drops it from the selection; coming back
+# to explore mode restores the explore selection instead of losing the k-means baseline.
+if not release and ss.get("_clu_mode") == "release" and "_clu_explore_algs" in ss:
+    ss["clu_algs"] = [n for n in ss["_clu_explore_algs"] if n in names]
+ss["_clu_mode"] = "release" if release else "explore"
 c1, c2 = st.columns([3, 1])
 chosen = c1.multiselect("Algorithms", names, default=default, **keep("clu_algs"),
                         bind="query-params")
+if not release:
+    ss["_clu_explore_algs"] = list(chosen)
 delta = c2.number_input("δ (for (ε, δ) algorithms)", 1e-12, 0.1, value=1e-6, format="%.1e",
                         **keep("clu_delta"))
 missing = unavailable_algorithms()

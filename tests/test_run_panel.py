@@ -61,3 +61,15 @@ def test_expensive_choice_waits_for_run_and_cheap_one_runs_at_once():
     assert list(at.dataframe[0].value["algorithm"]) == ["DP-Lloyd", "DP-Lloyd + coreset sampling",
                                                         "k-means (non-private)"]
     assert at.button(key="clu_run")
+
+
+def test_kmeans_baseline_survives_a_trip_to_release_mode():
+    clear_caches()
+    at = new_app()
+    at.switch_page("pages/clustering.py").run()
+    assert "k-means (non-private)" in at.multiselect(key="clu_algs").value
+    at.sidebar.radio(key="mode").set_value("release").run()
+    assert "k-means (non-private)" not in at.multiselect(key="clu_algs").options
+    at.sidebar.radio(key="mode").set_value("explore").run()
+    assert not at.exception and not errors(at)
+    assert "k-means (non-private)" in at.multiselect(key="clu_algs").value

@@ -189,6 +189,9 @@ _RULES: list[tuple[str, str]] = [
      "released privately. It works on well-separated clusters with many rows per part."),
     (r"returned ⊥|aborted|noisy size",
      "Too few rows survived the privacy filter to release an estimate."),
+    (r"sample_size.*(exceed|feasible)|largest feasible sample",
+     "The expected sample is too large for this small table (some rows would need a sampling "
+     "probability above 1): choose a smaller sample size."),
     (r"n_clusters .* larger than|need n >= t \* k",
      "k is too large for this many rows: use a smaller k or fewer parts."),
     (r"radius",

@@ -91,3 +91,9 @@ def test_noise_verdict_flags_unmoved_centres_and_mean_level_cost():
     far = np.array([[0.0, 0.0], [100.0, 100.0]])  # one useful centre at the mean, one wasted
     assert "single centre" in noise_verdict(X, far)
     assert noise_verdict(X, None) is None
+
+
+def test_plain_error_for_an_infeasible_sample_size_names_the_fix_not_the_argument():
+    p = plain_error("sample_size=150 makes some coreset probability exceed 1 on ‖x‖ ≤ radius=4 "
+                    "(n=150, lam=0.5, ...); the largest feasible sample_size is 66")
+    assert "smaller sample size" in p.text and "sample_size" not in p.text

@@ -191,7 +191,7 @@ table = pd.DataFrame(rows)
 shown = table if table["note"].astype(bool).any() else table.drop(columns="note")
 st.dataframe(shown, hide_index=True, column_config={
     "algorithm": st.column_config.TextColumn(width="medium"),
-    "privacy spent": st.column_config.TextColumn("privacy", width="small"),
+    "privacy spent": st.column_config.TextColumn("privacy", width="medium"),
     "normalised cost": st.column_config.NumberColumn("cost / n", format="%.4g", width="small"),
     "× non-private": st.column_config.NumberColumn(format="%.3f", width="small"),
     "seconds": st.column_config.NumberColumn("s", format="%.2f", width="small")})

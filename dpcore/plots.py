@@ -416,6 +416,13 @@ def ecdf_figure(
 # ------------------------------------------------------------------------------------------------
 
 
+def _teaching_layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
+    fig.update_layout(title={"text": title}, xaxis_title=x_title, yaxis_title=y_title,
+                      legend={"orientation": "h", "y": -0.25}, height=380,
+                      margin={"t": 50, "l": 10, "r": 10, "b": 10})
+    return fig
+
+
 def laplace_pair_figure(epsilon: float, *, count: float = 10.0) -> go.Figure:
     """Densities of a Laplace-noised count on two neighbouring data sets (count and count + 1):
     at every output their ratio is at most e^ε, which is what ε-DP means."""
@@ -426,12 +433,9 @@ def laplace_pair_figure(epsilon: float, *, count: float = 10.0) -> go.Figure:
                            (count + 1, f"neighbour D′ (true count {count + 1:g})", COLORS[0])):
         fig.add_trace(go.Scatter(x=x, y=np.exp(-np.abs(x - c) / b) / (2 * b), mode="lines",
                                  name=name, line={"color": color, "width": 3}))
-    fig.update_layout(title={"text": f"ε = {epsilon:g}: the two curves differ by at most a factor "
-                                     f"e^ε = {math.exp(epsilon):.3g} everywhere"},
-                      xaxis_title="released (noisy) count", yaxis_title="probability density",
-                      legend={"orientation": "h", "y": -0.25}, height=380,
-                      margin={"t": 50, "l": 10, "r": 10, "b": 10})
-    return fig
+    return _teaching_layout(fig, f"ε = {epsilon:g}: the two curves differ by at most a factor "
+                                 f"e^ε = {math.exp(epsilon):.3g} everywhere",
+                            "released (noisy) count", "probability density")
 
 
 def amplification_figure(epsilon: float, rate: float) -> go.Figure:
@@ -446,9 +450,6 @@ def amplification_figure(epsilon: float, rate: float) -> go.Figure:
                              marker={"size": 14, "color": COLORS[0], "symbol": "x"}))
     fig.add_hline(y=epsilon, line_dash="dot", line_color="#444",
                   annotation_text=f"ε on the sample = {epsilon:g}")
-    fig.update_layout(title={"text": f"keeping each row with probability {rate:g} turns ε = "
-                                     f"{epsilon:g} into ε ≈ {here:.3g}"},
-                      xaxis_title="sampling probability q", yaxis_title="ε for the full data",
-                      legend={"orientation": "h", "y": -0.25}, height=380,
-                      margin={"t": 50, "l": 10, "r": 10, "b": 10})
-    return fig
+    return _teaching_layout(fig, f"keeping each row with probability {rate:g} turns ε = "
+                                 f"{epsilon:g} into ε ≈ {here:.3g}",
+                            "sampling probability q", "ε for the full data")

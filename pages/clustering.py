@@ -37,7 +37,7 @@ from pages._common import (
 )
 from pages._describe import declared_box
 from pages._export import export_buttons
-from pages._plain import show_plain_warnings
+from pages._plain import show_plain_error, show_plain_warnings
 from pages._run import run_panel
 
 init_state()
@@ -164,10 +164,7 @@ if job is None:
     st.info("Press **Run** to fit the chosen algorithms.")
     st.stop()
 if job.error is not None:
-    p = plain_error(str(job.error))
-    st.warning(p.text)
-    with st.expander("Details"):
-        st.code(p.details)
+    show_plain_error(str(job.error))
     st.stop()
 outs = job.result
 st.caption(f":orange[{EXPLORE_NOTE}]")

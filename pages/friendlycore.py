@@ -14,7 +14,6 @@ from dpcore.advice import (
     estimate_fit_seconds,
     friendly_kmeans_plan,
     friendly_mean_plan,
-    plain_error,
 )
 from dpcore.friendlycore import (
     FriendlyCoreKMeans,
@@ -43,7 +42,7 @@ from pages._common import (
     view_seed,
 )
 from pages._export import export_buttons
-from pages._plain import show_plain_warnings
+from pages._plain import show_plain_error, show_plain_warnings
 from pages._run import run_panel
 
 init_state()
@@ -163,10 +162,7 @@ if paradigm == "zcdp" and not plan.feasible:
 if paradigm == "zcdp":
     out = run_mean(ds.fp, int(n_used), float(r), eps, float(delta), seed, X)
     if "error" in out:
-        p = plain_error(out["error"])
-        st.warning(p.text)
-        with st.expander("Details"):
-            st.code(p.details)
+        show_plain_error(out["error"])
         st.stop()
     show_plain_warnings(out["warnings"])
     mask, counts = out["mask"], out["counts"]
@@ -268,10 +264,8 @@ job = run_panel("fc_km", key=km_key, seconds=estimate_fit_seconds(
 if job is not None and job.result is not None and job.key[0] == ds.fp:
     km = job.result
     if "error" in km:
-        p = plain_error(km["error"])
-        st.warning(f"FriendlyCore clustering cannot run with these settings. {p.text}")
-        with st.expander("Details"):
-            st.code(p.details)
+        show_plain_error(km["error"],
+                         lead="FriendlyCore clustering cannot run with these settings. ")
     else:
         show_plain_warnings(km["warnings"])
         if km["failed_"]:

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import plots
-from dpcore.advice import noise_verdict, plain_error
+from dpcore.advice import noise_verdict
 from dpcore.evaluate import normalized_kmeans_cost
 from dpcore.lloyd import DPLloyd
 from pages._common import (
@@ -36,7 +36,7 @@ from pages._common import (
 )
 from pages._describe import declared_box
 from pages._export import export_buttons
-from pages._plain import show_plain_warnings
+from pages._plain import show_plain_error, show_plain_warnings
 
 init_state()
 ss = st.session_state
@@ -109,10 +109,7 @@ if is_release_mode():
 seed = view_seed("importance")
 out = fit(ds.fp, json.dumps(params), seed, ds.X)
 if "error" in out:
-    p = plain_error(out["error"])
-    st.warning(p.text)
-    with st.expander("Details"):
-        st.code(p.details)
+    show_plain_error(out["error"])
     st.stop()
 st.caption(f":orange[{EXPLORE_NOTE}]")
 verdict = noise_verdict(ds.X, out["centers"], init=out.get("init"))

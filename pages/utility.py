@@ -31,6 +31,7 @@ from pages._common import (
     show,
     view_seed,
 )
+from pages._plain import show_plain_error
 from pages._run import run_panel
 
 init_state()
@@ -110,10 +111,7 @@ if job is None:
     st.info("Press **Run sweep** to compute the curves.")
     st.stop()
 if job.error is not None:
-    p = plain_error(str(job.error))
-    st.warning(p.text)
-    with st.expander("Details"):
-        st.code(p.details)
+    show_plain_error(str(job.error))
     st.stop()
 done = job.result if job.result is not None else holder.get("out")
 if not done or done.get("data") != ds.fp or done.get("release") != release:

@@ -83,7 +83,7 @@ paradigm = c3.radio("Filter", ["zcdp", "dp"], horizontal=True, **keep("fc_paradi
                          "choice. basic: the core is private only together with a private "
                          "algorithm run on it.")
 delta = c4.number_input("δ", 1e-12, 0.1, value=1e-6, format="%.1e", **keep("fc_delta"))
-alpha = st.slider("BasicFilter α", 0.0, 0.45, 0.1, 0.05, **keep("fc_alpha")) if paradigm == "dp" \
+alpha = st.slider("Basic filter α", 0.0, 0.45, 0.1, 0.05, **keep("fc_alpha")) if paradigm == "dp" \
     else 0.0
 
 

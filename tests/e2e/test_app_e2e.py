@@ -7,6 +7,7 @@ own browser download is never used. Launch flags: ``../shared/spec/streamlit_not
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -94,7 +95,13 @@ def test_release_in_browser_is_recorded_in_the_ledger(page, server):
     page.get_by_role("button", name="Release DP-Lloyd centres").click()
     wait_ready(page)
     success = page.locator("[data-testid='stAlertContentSuccess']", has_text="ledger entry 1")
-    success.wait_for()
+    try:
+        success.wait_for()
+    except Exception:
+        if os.environ.get("DPCORE_SCREENS"):
+            page.screenshot(path=os.path.join(os.environ["DPCORE_SCREENS"], "debug_release.png"),
+                            full_page=True)
+        raise
     eps = re.search(r"Released under ε = ([0-9.]+)", success.inner_text()).group(1)
     page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg")
     assert_no_errors(page, "release")

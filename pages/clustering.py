@@ -187,8 +187,8 @@ for o in outs:
 table = pd.DataFrame(rows)
 shown = table if table["note"].astype(bool).any() else table.drop(columns="note")
 st.dataframe(shown, hide_index=True, column_config={
-    "algorithm": st.column_config.TextColumn(width="medium"),
-    "privacy spent": st.column_config.TextColumn("privacy", width="medium"),
+    "algorithm": st.column_config.TextColumn(width=180),
+    "privacy spent": st.column_config.TextColumn("privacy", width=125),
     "normalised cost": st.column_config.NumberColumn("cost / n", format="%.4g", width="small"),
     "× non-private": st.column_config.NumberColumn(format="%.3f", width="small"),
     "seconds": st.column_config.NumberColumn("s", format="%.2f", width="small")})

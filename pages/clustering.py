@@ -179,7 +179,7 @@ for o in outs:
     elif algorithms[o.algorithm].private:
         spent = "nothing released"
     else:
-        spent = "not private (reference)"
+        spent = "not private"
     note = plain_error(o.error).text if o.error else (o.note or "")
     rows.append({"algorithm": o.algorithm, "privacy spent": spent, "normalised cost": cost,
                  "× non-private": cost / ref_cost if ref_cost else np.nan,
@@ -190,7 +190,7 @@ st.dataframe(shown, hide_index=True, column_config={
     "algorithm": st.column_config.TextColumn(width=180),
     "privacy spent": st.column_config.TextColumn("privacy", width=125),
     "normalised cost": st.column_config.NumberColumn("cost / n", format="%.4g", width="small"),
-    "× non-private": st.column_config.NumberColumn(format="%.3f", width="small"),
+    "× non-private": st.column_config.NumberColumn("× k-means", format="%.3f", width="small"),
     "seconds": st.column_config.NumberColumn("s", format="%.2f", width="small")})
 def _apply(values: dict) -> None:
     for key_, value in values.items():

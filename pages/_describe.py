@@ -89,9 +89,16 @@ def _apply(raw: pd.DataFrame, table: pd.DataFrame, scaled: bool) -> str | None:
     up = ss["uploaded"]
     up["df"] = apply_description(raw, desc)
     sp = spec(UPLOAD, up["df"])
-    from_data = (used["bounds from"] == DATA_NOTE).any()
+    # Bounds still as prefilled from the data's min / max (not retyped): never public.
+    base = ss.get("_desc_base")
+    base = base.set_index("column") if base is not None else None
+    from_data = [c for c, lo, hi, src in zip(used["column"], used["lower"], used["upper"],
+                                             used["bounds from"], strict=True)
+                 if src == DATA_NOTE and (base is None or c not in base.index
+                                          or (base.at[c, "lower"], base.at[c, "upper"])
+                                          == (lo, hi))]
     sp.update(columns=desc["columns"], center=desc["center"], radius=desc["radius"],
-              public_description=desc,
+              public_description=desc, bounds_from_data=from_data,
               radius_from=("half the diagonal of the declared bounds" +
                            (" (some bounds read off the data: NOT private)" if from_data
                             else "")))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore.export import notebook, python_script
-from pages._common import download_config
+from pages._common import download_config, is_release_mode
 
 
 def _description(config: dict) -> dict | None:
@@ -18,7 +18,13 @@ def _description(config: dict) -> dict | None:
 
 
 def export_buttons(config: dict, key: str) -> None:
-    """JSON configuration, Python script and Jupyter notebook that reproduce the result."""
+    """JSON configuration, Python script and Jupyter notebook that reproduce the result.
+
+    Explore mode only: a configuration holds its seed, and a release's seed hands its noise to
+    the analyst (release mode exports the seedless release request of ``pages/_release.py``).
+    """
+    if is_release_mode():
+        return
     desc = _description(config)
     name = f"{config['mechanism']}_seed{config['seed']}"
     c1, c2, c3 = st.columns(3)

@@ -105,7 +105,7 @@ def test_release_mode_records_and_refuses_over_budget():
     assert at.session_state["releases"]["importance"][0] is second
     spec = figure_specs(at)[0]
     assert "data" not in [t["name"] for t in spec["data"]]  # no data points in release mode
-    assert all(t["type"] == "scatter" for t in spec["data"])
+    assert all(t["type"] in ("scatter", "scattergl") for t in spec["data"])  # centres only
 
 
 def test_clustering_page_table_and_overlay():

@@ -69,7 +69,8 @@ def test_kmeans_baseline_survives_a_trip_to_release_mode():
     at.switch_page("pages/clustering.py").run()
     assert "k-means (non-private)" in at.multiselect(key="clu_algs").value
     at.sidebar.radio(key="mode").set_value("release").run()
-    assert "k-means (non-private)" not in at.multiselect(key="clu_algs").options
+    # release mode has its own selection (private algorithms only, pages/_release.py)
+    assert "k-means (non-private)" not in at.multiselect(key="clu_rel_algs").options
     at.sidebar.radio(key="mode").set_value("explore").run()
     assert not at.exception and not errors(at)
     assert "k-means (non-private)" in at.multiselect(key="clu_algs").value

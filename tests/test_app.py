@@ -247,6 +247,16 @@ def test_radius_read_off_the_data_or_estimated_uncharged_never_reaches_release_m
     assert not any("needs a public radius" in w.value or "read off the data" in w.value
                    for w in at.warning)
     assert at.button(key="clustering_n_estimate")  # an upload's n is private: estimate it first
+    desc = at.session_state["_door"][1].description  # side B's description, as the door's
+    assert (list(desc.lower), list(desc.upper), desc.n) == ([-90, -180], [90, 180], None)
+    at.sidebar.radio(key="mode").set_value("explore").run()
+    at.switch_page("pages/data.py").run()
+    at.checkbox(key="desc_scaled").check()
+    at.button(key="desc_apply").click().run()
+    at.sidebar.radio(key="mode").set_value("release").run()
+    at.switch_page("pages/clustering.py").run()
+    desc = at.session_state["_door"][1].description  # the table is scaled: so are its bounds
+    assert (list(desc.lower), list(desc.upper)) == ([-1, -1], [1, 1])
 
 
 def test_parquet_and_tsv_uploads():

@@ -192,9 +192,10 @@ def _private_radius() -> None:
     ss["radius_msg"] = ("success", f"Private radius estimate: {r:g} ({est.privacy_}).")
 
 
-with st.expander("Estimate the radius privately (spends budget)"):
+with st.expander("Estimate the radius privately (explore: no charge recorded)"):
     st.caption("An ε-DP quantile of the row norms (exponential mechanism over a public "
-               "log-spaced grid, dpcore.bounds). In release mode it is recorded in the ledger.")
+               "log-spaced grid, dpcore.bounds). Explore mode records no charge, so release mode "
+               "does not accept this estimate: declare a radius (or bounds) instead.")
     bound = (sp.get("public_description") or {}).get("radius") or sp["radius"]
     e1, e2, e3, e4 = st.columns(4)
     e1.number_input("quantile", 0.5, 1.0, value=0.99, key="pr_q")

@@ -8,24 +8,38 @@ PORT ?= 8501
 .PHONY: app test test-quick lint bench reproduce clean
 
 $(STAMP): pyproject.toml
-	$(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
-	touch $(STAMP)
+	@echo "[1/3] creating the virtual environment in $(VENV) …"
+	@$(PY) -m venv $(VENV)
+	@echo "[2/3] upgrading pip …"
+	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "[3/3] installing dpcore and its dependencies (numpy, scipy, scikit-learn, streamlit,"
+	@echo "      plotly, dask, test tools; a few minutes on a fresh machine, progress below) …"
+	@$(BIN)/python -m pip install --progress-bar on -e ".[test]" 2>&1 | \
+		grep --line-buffered -E "^(Collecting|Installing|Successfully|ERROR)" || \
+		{ echo "installation failed: run '$(BIN)/python -m pip install -e .[test]' to see why"; \
+		  exit 1; }
+	@$(BIN)/python -c "import dpcore, streamlit" || { echo "installation incomplete"; exit 1; }
+	@touch $(STAMP)
+	@echo "environment ready."
 
-## Start the dashboard on the bundled sample data and print its URL.
+## Start the dashboard on the bundled sample data and print its URL once it answers.
 app: $(STAMP)
-	@echo "dpcore dashboard: http://localhost:$(PORT)"
+	@echo "starting the dpcore dashboard on port $(PORT) …"
+	@( for i in $$(seq 1 120); do \
+		if $(BIN)/python -c "import urllib.request as u; \
+			u.urlopen('http://localhost:$(PORT)/_stcore/health', timeout=1)" 2>/dev/null; then \
+			echo ""; echo "  dpcore dashboard ready: http://localhost:$(PORT)"; echo ""; exit 0; fi; \
+		sleep 1; done; echo "the dashboard did not answer within 2 minutes" ) &
 	$(BIN)/python -m streamlit run app.py --server.port $(PORT) --server.headless true \
 		--browser.gatherUsageStats false
 
 ## The whole test suite (unit, statistical, audits, reproduction, AppTest, real browser).
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --durations=20
+	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=20
 
 ## Quick subset while working: no slow, data or browser tests.
 test-quick: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 -m "not slow and not e2e and not data"
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -m "not slow and not e2e and not data"
 
 lint: $(STAMP)
 	$(BIN)/ruff check dpcore pages app.py tests benchmarks

@@ -44,6 +44,8 @@ PAGES: list[tuple[str, str, str, tuple[str, ...]]] = [
     ("pages/sensitivity.py", "Sensitivity sampler", ":material/functions:",
      ("dpcore.sensitivity:sample_then_respond", "dpcore.statistics:STATISTICS")),
     ("pages/ledger.py", "Privacy ledger", ":material/account_balance:", ()),
+    ("pages/tour.py", "Guided tour", ":material/school:",
+     ("dpcore.friendlycore:friend_counts", "dpcore.lloyd:DPLloyd")),
 ]
 
 

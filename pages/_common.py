@@ -103,7 +103,7 @@ def _curator_door(data: str, schema: str, budget: str, ledger_dir: str):
 # Radii a release may use: declared, public by construction, or estimated privately *and charged*
 # (a radius read off the data, or estimated in explore mode without a charge, is not one).
 _PUBLIC_RADIUS = ("declared by you", "public bounds", "generator parameters",
-                  "estimated privately and charged")
+                  "estimated privately and charged", "half the diagonal of the declared bounds")
 
 
 def public_description(key: str, df: pd.DataFrame):
@@ -113,6 +113,17 @@ def public_description(key: str, df: pd.DataFrame):
     sp = spec(key, df)
     if sp["radius"] is None or not str(sp["radius_from"]).startswith(_PUBLIC_RADIUS):
         return None
+    box = sp.get("public_description")  # an upload described per column (pages/_describe.py)
+    if key == UPLOAD and box is not None:
+        # Bounds prefilled from the data's min / max (explore mode) are never public.
+        if (sp.get("bounds_from_data") or "NOT private" in str(sp["radius_from"])
+                or list(box["columns"]) != list(sp["columns"])):
+            return None
+        d = len(box["columns"])
+        lower, upper = (([-1.0] * d, [1.0] * d) if box.get("scaled")  # the table is scaled
+                        else (box["lower"], box["upper"]))
+        # box["n"] is the upload's true row count: private, never part of the description.
+        return PublicDescription(columns=list(box["columns"]), lower=lower, upper=upper, n=None)
     # The bundled samples and the synthetic mixture are public tables: their n is public too.
     n = len(df) if key != UPLOAD else None
     return PublicDescription(columns=list(sp["columns"]), center=sp["center"],
@@ -149,6 +160,12 @@ def release_door():
         desc = public_description(key, df)
     except ValueError:
         desc = None
+    if desc is None and spec(key, df).get("bounds_from_data"):
+        st.warning("Release mode needs public bounds for every feature: some bounds of the "
+                   "upload's description were read off the data (explore mode prefills them so "
+                   "that pages work at once). Type bounds you know independently of the data on "
+                   "the Data page in explore mode and apply them.")
+        return None
     if desc is None:
         st.warning("Release mode needs a public radius declared by you (or from public bounds): "
                    "declare it on the Data page in explore mode. A radius suggested from the "

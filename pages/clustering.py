@@ -7,12 +7,19 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import plots
+from dpcore.advice import (
+    estimate_fit_seconds,
+    friendly_kmeans_plan,
+    noise_verdict,
+    plain_error,
+)
+from dpcore.cancel import checkpoint
 from dpcore.evaluate import normalized_kmeans_cost
 from dpcore.sweeps import clustering_algorithms, fit_algorithm, unavailable_algorithms
 from pages._common import (
+    EPSILON_GRID,
     EXPLORE_NOTE,
     config_for,
-    download_config,
     download_csv,
     init_state,
     is_release_mode,
@@ -21,11 +28,14 @@ from pages._common import (
     projection,
     require_dataset,
     show,
-    show_warnings,
     to_table_units,
     view_seed,
 )
+from pages._describe import declared_box
+from pages._export import export_buttons
+from pages._plain import show_plain_error, show_plain_warnings
 from pages._release import clustering_release_view
+from pages._run import run_panel
 
 init_state()
 ss = st.session_state
@@ -38,10 +48,11 @@ if is_release_mode():  # through the release door only (pages/_release.py)
 ds = require_dataset()
 k, eps = int(ss["k"]), float(ss["eps"])
 algorithms = clustering_algorithms()
-release = False
-names = [n for n, a in algorithms.items() if a.private or not release]
+names = list(algorithms)
 default = [n for n in ("DP-Lloyd", "DP-Lloyd + coreset sampling", "k-means (non-private)")
            if n in names]
+# Release mode draws its own selection (clu_rel_algs, private algorithms only), so this one,
+# with the non-private k-means baseline, survives a trip to release mode.
 c1, c2 = st.columns([3, 1])
 chosen = c1.multiselect("Algorithms", names, default=default, **keep("clu_algs"),
                         bind="query-params")
@@ -55,20 +66,9 @@ if missing:
                      "compatible version as an optional extra to compare against it."
                      if "diffprivlib" in name else "")
             st.write(f"**{name}**: {reason}.{extra}")
-if release:
-    st.caption("Release mode: non-private k-means is hidden and costs are not shown (they are "
-               "computed on the private data). Each algorithm is a separate release.")
 if not chosen:
     st.info("Choose at least one algorithm.")
     st.stop()
-
-
-@st.cache_data(max_entries=64, scope="session", show_spinner="Fitting…")
-def fit(name: str, fp: str, k: int, eps: float, delta: float, radius: float, seed: int,
-        _X: np.ndarray):
-    """Cached on data hash, parameters and explicit seed."""
-    return fit_algorithm(algorithms[name], _X, k=k, epsilon=eps, delta=delta, radius=radius,
-                         seed=seed)
 
 
 def config_of(out, seed: int):
@@ -80,7 +80,42 @@ proj = projection(ds)
 
 # ---------------------------------------------------------------- explore mode
 seed = view_seed("clustering")
-outs = [fit(n, ds.fp, k, eps, float(delta), float(ds.radius), seed, ds.X) for n in chosen]
+settings = (k, eps, float(delta), float(ds.radius), seed)
+memo: dict = ss.setdefault("_clu_memo", {})
+if memo.get("data") != ds.fp:  # fits of another data set are never reused
+    memo.clear()
+    memo["data"] = ds.fp
+X = ds.X
+
+
+def compute_fits() -> list:
+    """Fit every chosen algorithm (reusing fits of unchanged settings); progress per algorithm."""
+    outs = []
+    for i, name in enumerate(chosen):
+        checkpoint(i / len(chosen), f"fitting {name} ({i + 1} of {len(chosen)})")
+        mk = (name, *settings)
+        if mk not in memo:
+            memo[mk] = fit_algorithm(algorithms[name], X, k=k, epsilon=eps, delta=float(delta),
+                                     radius=float(ds.radius), seed=seed)
+        outs.append(memo[mk])
+    checkpoint(1.0, "done")
+    return outs
+
+
+todo = [n for n in chosen if (n, *settings) not in memo]
+fc_feasible = friendly_kmeans_plan(ds.n, k, epsilon=eps, delta=float(delta),
+                                   grid=EPSILON_GRID).feasible
+cost = sum(estimate_fit_seconds(n, ds.n, ds.d, k) for n in todo
+           if n != "FriendlyCore k-means" or fc_feasible)  # infeasible: refused at once
+job = run_panel("clustering", key=(ds.fp, tuple(chosen), settings), fn=compute_fits,
+                seconds=cost, label=f"Run {len(chosen)} algorithm(s)", button_key="clu_run")
+if job is None:
+    st.info("Press **Run** to fit the chosen algorithms.")
+    st.stop()
+if job.error is not None:
+    show_plain_error(str(job.error))
+    st.stop()
+outs = job.result
 st.caption(f":orange[{EXPLORE_NOTE}]")
 ref = next((o for o in outs if o.algorithm == "k-means (non-private)" and o.centers is not None),
            None)
@@ -88,23 +123,53 @@ ref_cost = normalized_kmeans_cost(ds.X, ref.centers) if ref is not None else Non
 rows = []
 for o in outs:
     cost = normalized_kmeans_cost(ds.X, o.centers) if o.centers is not None else np.nan
-    rows.append({"algorithm": o.algorithm,
-                 "privacy spent": str(o.guarantee) if o.guarantee is not None else "none (not DP)",
-                 "normalised cost": cost,
+    if o.guarantee is not None:
+        spent = str(o.guarantee)
+    elif algorithms[o.algorithm].private:
+        spent = "nothing released"
+    else:
+        spent = "not private"
+    note = plain_error(o.error).text if o.error else (o.note or "")
+    rows.append({"algorithm": o.algorithm, "privacy spent": spent, "normalised cost": cost,
                  "× non-private": cost / ref_cost if ref_cost else np.nan,
-                 "seconds": o.seconds, "note": o.error or o.note or ""})
+                 "seconds": o.seconds, "note": note})
 table = pd.DataFrame(rows)
-st.dataframe(table, hide_index=True, column_config={
-    "normalised cost": st.column_config.NumberColumn(format="%.4g"),
-    "× non-private": st.column_config.NumberColumn(format="%.3f"),
-    "seconds": st.column_config.NumberColumn(format="%.2f")})
+shown = table if table["note"].astype(bool).any() else table.drop(columns="note")
+st.dataframe(shown, hide_index=True, column_config={
+    "algorithm": st.column_config.TextColumn(width=180),
+    "privacy spent": st.column_config.TextColumn("privacy", width=125),
+    "normalised cost": st.column_config.NumberColumn("cost / n", format="%.4g", width="small"),
+    "× non-private": st.column_config.NumberColumn("× k-means", format="%.3f", width="small"),
+    "seconds": st.column_config.NumberColumn("s", format="%.2f", width="small")})
+def _apply(values: dict) -> None:
+    for key_, value in values.items():
+        ss[key_] = value
+
+
 for o in outs:
-    show_warnings([f"{o.algorithm}: {w}" for w in o.warnings])
+    if o.error:
+        if o.algorithm == "FriendlyCore k-means":  # settings that work, from public inputs
+            plan = friendly_kmeans_plan(ds.n, k, epsilon=eps, delta=float(delta),
+                                        grid=EPSILON_GRID)
+            if not plan.feasible:
+                st.warning(f"{o.algorithm}: {plan.message}")
+                if plan.epsilon_needed is not None:
+                    st.button(f"Use ε = {plan.epsilon_needed:g}", key="clu_fc_eps",
+                              on_click=_apply, args=({"eps": plan.epsilon_needed},))
+        with st.expander(f"{o.algorithm}: why nothing was released"):
+            st.write(plain_error(o.error).text)
+            st.code(o.error)
+    elif algorithms[o.algorithm].private:
+        verdict = noise_verdict(ds.X, o.centers)
+        if verdict:
+            st.warning(f"{o.algorithm}: {verdict}")
+    show_plain_warnings(o.warnings, prefix=f"{o.algorithm}: ")
 P = proj(to_table_units(ds, ds.X))
+box = declared_box(ds) if ds.d <= 2 else None
 fig = plots.centers_figure(
     P, {o.algorithm: proj(to_table_units(ds, o.centers)) for o in outs if o.centers is not None},
     title=f"Centres over the data (k = {k}, ε = {eps:g})", axis_titles=proj.axis_titles,
-    note=EXPLORE_NOTE, seed=seed)
+    note=EXPLORE_NOTE, seed=seed, box=box)
 show(fig, "clu_fig")
 new_draw_button("clustering")
 centres = [pd.DataFrame(to_table_units(ds, o.centers), columns=ds.columns).assign(
@@ -115,9 +180,9 @@ with d1:
         download_csv(pd.concat(centres), "centers.csv", "clu_centers_csv", label="Centres (CSV)")
 with d2:
     download_csv(table, "clustering_comparison.csv", "clu_table_csv", label="Table (CSV)")
-with st.expander("Run configurations (JSON), one per DP algorithm"):
+with st.expander("Run configurations (JSON), Python scripts and notebooks, one per DP algorithm"):
     for i, o in enumerate(outs):
         cfg = config_of(o, seed)
         if cfg is not None and o.centers is not None:
             st.caption(o.algorithm)
-            download_config(cfg, f"clu_cfg_{i}")
+            export_buttons(cfg, f"clu_cfg_{i}")

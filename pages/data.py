@@ -9,6 +9,7 @@ import streamlit as st
 
 from dpcore import plots
 from dpcore.data import data_radius, numeric_columns
+from dpcore.describe import radius_estimate_band
 from dpcore.ui_state import fresh_seed, pca_projection
 from pages._common import (
     EXPLORE_NOTE,
@@ -24,6 +25,7 @@ from pages._common import (
     spec,
     upload_file,
 )
+from pages._describe import describe_step
 from pages._release import data_release_view
 
 init_state()
@@ -122,23 +124,30 @@ def _set_radius() -> None:
     sp["radius_from"] = "declared by you" if r is not None else "not declared yet"
 
 
-numeric = numeric_columns(df)
-_init(f"cols_{key}", [c for c in sp["columns"] if c in numeric])
-_init(f"center_{key}", "" if sp["center"] is None else ", ".join(f"{c:g}" for c in sp["center"]))
-_init(f"radius_{key}", sp["radius"])
+if key == UPLOAD:
+    describe_step()
+    df, source, title = raw_frame(key)
+    sp = spec(key, df)
+else:
+    numeric = numeric_columns(df)
+    _init(f"cols_{key}", [c for c in sp["columns"] if c in numeric])
+    _init(f"center_{key}",
+          "" if sp["center"] is None else ", ".join(f"{c:g}" for c in sp["center"]))
+    _init(f"radius_{key}", sp["radius"])
 
-c1, c2, c3 = st.columns([2, 1, 1])
-c1.multiselect("Columns (numeric)", numeric, key=f"cols_{key}", on_change=_set_columns)
-c2.text_input("Public centre (comma-separated; empty = 0)", key=f"center_{key}",
-              on_change=_set_center,
-              help="Rows are centred on this point before clipping. It must not be read off "
-                   "private data (e.g. the midpoint of known bounds).")
-c3.number_input("Public radius", min_value=1e-9, key=f"radius_{key}", on_change=_set_radius,
-                format="%.4g", help="Rows are clipped (scaled down) to this L2 norm after "
-                                    "centring; the sensitivity of every mechanism depends on it.")
-if ss.get("center_error"):
-    st.error(ss["center_error"])
-st.caption(f"Radius source: {sp['radius_from']}.")
+    c1, c2, c3 = st.columns([2, 1, 1])
+    c1.multiselect("Columns (numeric)", numeric, key=f"cols_{key}", on_change=_set_columns)
+    c2.text_input("Public centre (comma-separated; empty = 0)", key=f"center_{key}",
+                  on_change=_set_center,
+                  help="Rows are centred on this point before clipping. It must not be read off "
+                       "private data (e.g. the midpoint of known bounds).")
+    c3.number_input("Public radius", min_value=1e-9, key=f"radius_{key}",
+                    on_change=_set_radius, format="%.4g",
+                    help="Rows are clipped (scaled down) to this L2 norm after centring; the "
+                         "sensitivity of every mechanism depends on it.")
+    if ss.get("center_error"):
+        st.error(ss["center_error"])
+    st.caption(f"Radius source: {sp['radius_from']}.")
 
 if not sp["columns"]:
     st.warning("Choose at least one numeric column.")
@@ -157,7 +166,7 @@ def _suggest_radius() -> None:
     sp["radius_from"] = "suggested from the data's 99th percentile norm: NOT private"
 
 
-if key == UPLOAD or sp["radius"] is None or "NOT private" in sp["radius_from"]:
+if key != UPLOAD and (sp["radius"] is None or "NOT private" in sp["radius_from"]):
     st.button("Suggest a radius from the data (not private)", key="suggest_radius",
               on_click=_suggest_radius)
 
@@ -183,23 +192,38 @@ def _private_radius() -> None:
     ss["radius_msg"] = ("success", f"Private radius estimate: {r:g} ({est.privacy_}).")
 
 
-with st.expander("Estimate the radius privately (spends budget)"):
+with st.expander("Estimate the radius privately (explore: no charge recorded)"):
     st.caption("An ε-DP quantile of the row norms (exponential mechanism over a public "
-               "log-spaced grid, dpcore.bounds). In release mode it is recorded in the ledger.")
+               "log-spaced grid, dpcore.bounds). Explore mode records no charge, so release mode "
+               "does not accept this estimate: declare a radius (or bounds) instead.")
+    bound = (sp.get("public_description") or {}).get("radius") or sp["radius"]
     e1, e2, e3, e4 = st.columns(4)
     e1.number_input("quantile", 0.5, 1.0, value=0.99, key="pr_q")
-    e2.number_input("ε for it", 0.001, 10.0, value=0.1, key="pr_eps", format="%.3g")
-    e3.number_input("smallest candidate", 1e-12, value=1e-3, key="pr_lo", format="%.3g")
-    e4.number_input("largest candidate", 1e-12, value=1e6, key="pr_hi", format="%.3g",
-                    help="Public: a generous bound chosen without looking at the data.")
+    e2.number_input("ε for it", 0.001, 10.0, value=0.5, key="pr_eps", format="%.3g")
+    e3.number_input("smallest candidate", 1e-12, value=float(f"{bound / 1000:.3g}") if bound
+                    else 1e-3, key=f"pr_lo_{bound}", format="%.3g")
+    e4.number_input("largest candidate", 1e-12, value=float(f"{bound:.4g}") if bound else 1e6,
+                    key=f"pr_hi_{bound}", format="%.3g",
+                    help="Public: starts at the radius of the declared bounds (no row can be "
+                         "farther from the centre), so the estimate can only tighten it.")
+    ss["pr_lo"], ss["pr_hi"] = ss[f"pr_lo_{bound}"], ss[f"pr_hi_{bound}"]
+    band = radius_estimate_band(len(df), float(ss["pr_q"]), float(ss["pr_eps"]))
+    if band == (0.0, 1.0):
+        st.warning(f"With {len(df):,} rows at ε = {ss['pr_eps']:g} the estimate is "
+                   "uninformative: it can land anywhere between the smallest and the largest "
+                   "candidate. Use a larger ε for it, or keep the radius of the declared bounds.")
+    else:
+        st.caption(f"Uncertainty: with 95 % probability the estimate lies between the "
+                   f"{band[0]:.1%} and {band[1]:.1%} quantiles of the row norms. Cost: "
+                   f"ε = {ss['pr_eps']:g} (pure DP), on top of each release.")
     st.button("Estimate radius privately", key="private_radius", on_click=_private_radius)
 msg = ss.pop("radius_msg", None)
 if msg is not None:
     (st.error if msg[0] == "error" else st.success)(msg[1])
 if "NOT private" in sp["radius_from"]:
     st.warning("The radius was read off the data: a real release with it leaks information about "
-               "the data (PrivacyLeakWarning). Replace it by a bound you know independently of "
-               "the data before releasing.")
+               "the data. Replace it by a bound you know independently of the data before "
+               "releasing.")
 
 ds = current_dataset()
 if ds is None:

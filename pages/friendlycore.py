@@ -9,21 +9,24 @@ import numpy as np
 import streamlit as st
 
 from dpcore import plots
+from dpcore.advice import (
+    MAX_EXACT_ROWS,
+    estimate_fit_seconds,
+    friendly_kmeans_plan,
+    friendly_mean_plan,
+)
 from dpcore.friendlycore import (
     FriendlyCoreKMeans,
     dp_paradigm_guarantee,
     friendly_core,
     friendly_mean,
 )
-from dpcore.friendlycore.averaging import rho_for_epsilon
-from dpcore.friendlycore.filters import required_size
 from dpcore.friendlycore.sampling import poisson_rate, poisson_rows
 from dpcore.privacy import PureDP
 from pages._common import (
     EPSILON_GRID,
     EXPLORE_NOTE,
     config_for,
-    download_config,
     download_csv,
     init_state,
     is_release_mode,
@@ -33,14 +36,24 @@ from pages._common import (
     projection,
     require_dataset,
     show,
-    show_warnings,
     to_table_units,
     view_seed,
 )
+from pages._export import export_buttons
+from pages._plain import show_plain_error, show_plain_warnings
 from pages._release import friendlycore_release_view
+from pages._run import run_panel
 
 init_state()
 ss = st.session_state
+
+
+def _apply(values: dict) -> None:
+    """Apply suggested settings (a button's callback, so the sidebar widgets accept them)."""
+    for key_, value in values.items():
+        ss[key_] = value
+
+
 st.title("FriendlyCore")
 st.caption(
     "FriendlyCore keeps the points that have many *friends* (points within distance r) and drops "
@@ -51,29 +64,30 @@ if is_release_mode():  # through the release door only (pages/_release.py)
     st.stop()
 ds = require_dataset()
 eps = float(ss["eps"])
-release = False
 
 c1, c2, c3, c4 = st.columns(4)
-n_used = c1.number_input("Points used (seeded subsample)", 100, ds.n, value=min(ds.n, 3000),
-                         step=500, **keep(f"fc_n_{ds.n}"),
-                         help="Exact friend counting is quadratic in n; a random subset keeps the "
-                              "page fast (and running a DP mechanism on a random subset is "
-                              "still DP for the full data).")
-r = c2.number_input("Friend radius r (public)", 1e-9, value=float(f"{ds.radius / 2:.3g}"),
-                    format="%.4g", **keep(f"fc_r_{ds.key}_{ds.radius:g}"),
-                    help="dist_r predicate: x and y are friends when ‖x − y‖ ≤ r.")
-paradigm = c3.radio("Paradigm", ["zcdp", "dp"], horizontal=True, **keep("fc_paradigm"),
-                    help="zcdp: zCDPFilter, the core itself is (ρ, δ)-zCDP (Thm 4.1), the "
-                         "practical choice. dp: BasicFilter, private only together with a DP "
-                         "algorithm run on the core (Thm 4.2).")
+plan0 = friendly_mean_plan(ds.n, epsilon=eps, delta=1e-6, radius=float(ds.radius),
+                           grid=EPSILON_GRID)
+n_used = c1.number_input("Expected points used (Poisson sample)", min(100, ds.n), ds.n,
+                         value=plan0.rows, step=500, **keep(f"fc_n_{ds.n}"),
+                         help="Friend counting compares every pair of points; above "
+                              f"{MAX_EXACT_ROWS:,} rows a Poisson sample (each row kept "
+                              "independently, its privacy amplification accounted) keeps the "
+                              "page fast.")
+r = c2.number_input("Friend radius r (public)", 1e-9, value=float(f"{plan0.friend_radius:.4g}"),
+                    format="%.4g", **keep(f"fc_r2_{ds.key}_{ds.radius:g}"),
+                    help="Two points are friends when they are at most r apart. The default is "
+                         "the diameter of the declared ball (every point is a friend of every "
+                         "other), which always leaves a core; a smaller r drops outliers but "
+                         "needs most points to be close together.")
+paradigm = c3.radio("Filter", ["zcdp", "dp"], horizontal=True, **keep("fc_paradigm"),
+                    format_func={"zcdp": "private core", "dp": "basic"}.get,
+                    help="private core: the core itself is private (zCDP filter), the practical "
+                         "choice. basic: the core is private only together with a private "
+                         "algorithm run on it.")
 delta = c4.number_input("δ", 1e-12, 0.1, value=1e-6, format="%.1e", **keep("fc_delta"))
-alpha = st.slider("BasicFilter α", 0.0, 0.45, 0.1, 0.05, **keep("fc_alpha")) if paradigm == "dp" \
+alpha = st.slider("Basic filter α", 0.0, 0.45, 0.1, 0.05, **keep("fc_alpha")) if paradigm == "dp" \
     else 0.0
-
-
-def min_points(eps: float, delta: float) -> int:
-    """Smallest n for which FC_Avg's core can be non-empty (its core gets 0.1 ρ and δ/4)."""
-    return required_size(0.1 * rho_for_epsilon(eps, delta / 2), delta / 4)
 
 
 def rows_used(seed: int) -> np.ndarray:
@@ -117,39 +131,41 @@ proj = projection(ds)
 P = proj(to_table_units(ds, X))
 st.caption(f":orange[{EXPLORE_NOTE}]")
 st.subheader("1 · The friendly core")
+plan = friendly_mean_plan(int(n_used), epsilon=eps, delta=float(delta), radius=float(ds.radius),
+                          grid=EPSILON_GRID)
+if paradigm == "zcdp" and not plan.feasible:
+    st.warning(plan.message + " Meanwhile the basic filter's core is shown below.")
+    if plan.epsilon_needed is not None:
+        st.button(f"Use ε = {plan.epsilon_needed:g}", key="fc_apply_eps", on_click=_apply,
+                  args=({"eps": plan.epsilon_needed},), icon=":material/tune:")
+    paradigm = "dp"
 if paradigm == "zcdp":
     out = run_mean(ds.fp, int(n_used), float(r), eps, float(delta), seed, X)
     if "error" in out:
-        st.warning(f"FriendlyCore cannot run with these parameters: {out['error']}")
-        ok = [e for e in EPSILON_GRID if min_points(e, float(delta)) <= int(n_used)]
-        hint = (f"With {int(n_used):,} points, ε ≥ {ok[0]:g} works (set it in the sidebar)"
-                if ok else "No ε in the sidebar's range works with so few points")
-        st.info(f"FriendlyCore needs enough points for its noisy threshold at this budget. "
-                f"{hint}; or use more points, or a larger δ.")
+        show_plain_error(out["error"])
         st.stop()
-    show_warnings(out["warnings"])
+    show_plain_warnings(out["warnings"])
     mask, counts = out["mask"], out["counts"]
     guarantee = str(out["guarantee"])
 else:
     out = run_core_dp(ds.fp, int(n_used), float(r), float(alpha), seed, X)
     mask, counts = out["mask"], out["counts"]
-    guarantee = (f"none on its own; with an ε = {eps:g} DP algorithm on the core: "
-                 f"{dp_paradigm_guarantee(PureDP(eps), alpha=alpha)} (Theorem 4.2)")
+    guarantee = (f"none on its own; with an ε = {eps:g} private algorithm on the core: "
+                 f"{dp_paradigm_guarantee(PureDP(eps), alpha=alpha)}")
 m1, m2, m3 = st.columns(3)
-m1.metric("Core size", f"{int(mask.sum()):,} of {X.shape[0]:,}")
+m1.metric(f"Core size (of {X.shape[0]:,})", f"{int(mask.sum()):,}")
 m2.metric("Median friends", f"{np.median(counts):,.0f}")
-m3.metric("Guarantee", guarantee if len(guarantee) < 40 else "see below")
-if len(guarantee) >= 40:
-    st.caption(f"Guarantee: {guarantee}")
+m3.metric("Kept", f"{mask.mean():.0%}")
+st.caption(f"Guarantee: {guarantee}")
 c1, c2 = st.columns(2)
 with c1:
     show(plots.points_figure(P, color=counts, color_title="friends",
                              title=f"Friend counts (r = {r:g})", axis_titles=proj.axis_titles,
-                             note=EXPLORE_NOTE, seed=seed), "fc_counts")
+                             seed=seed), "fc_counts")
 with c2:
     fig = plots.points_figure(P, categories=np.where(mask, "kept", "removed"),
-                              title="Kept / removed by the filter", axis_titles=proj.axis_titles,
-                              note=EXPLORE_NOTE, seed=seed)
+                              title="Kept / removed", axis_titles=proj.axis_titles,
+                              seed=seed)
     if paradigm == "zcdp":
         true_mean = X.mean(axis=0)
         plots.add_points(fig, proj(to_table_units(ds, true_mean)), name="true mean (not private)",
@@ -160,7 +176,7 @@ with c2:
     show(fig, "fc_core")
 
 if paradigm == "zcdp":
-    st.subheader("2 · The private mean (FC_Avg, Theorem 5.1)")
+    st.subheader("2 · The private mean of the core")
     if out["estimate"] is None:
         st.warning(f"FriendlyCore returned ⊥: {out['reason']}")
     else:
@@ -175,17 +191,13 @@ if paradigm == "zcdp":
             st.info(f"With probability 95 %, the Gaussian noise moves the core's mean by at most "
                     f"{r95:.4g} (σ = {out['noise_sd']:.3g} per coordinate); the filter's own "
                     "bias (outliers dropped) comes on top.")
-        d1, d2 = st.columns(2)
-        with d1:
-            download_csv(matrix_frame(to_table_units(ds, out["estimate"]), ds.columns),
-                         "friendlycore_mean.csv", "fc_mean_csv", label="Private mean (CSV)")
-        with d2:
-            if int(n_used) >= ds.n:
-                download_config(config_for("friendly_mean", mean_params(), ds, seed),
-                                "fc_config")
-            else:
-                st.caption("The run configuration is offered when all rows are used (the "
-                           "configuration format has no row subsample).")
+        download_csv(matrix_frame(to_table_units(ds, out["estimate"]), ds.columns),
+                     "friendlycore_mean.csv", "fc_mean_csv", label="Private mean (CSV)")
+        if int(n_used) >= ds.n:
+            export_buttons(config_for("friendly_mean", mean_params(), ds, seed), "fc_config")
+        else:
+            st.caption("The run configuration is offered when all rows are used (the "
+                       "configuration format has no row subsample).")
 new_draw_button("friendlycore")
 
 st.subheader("3 · FriendlyCore clustering, step by step")
@@ -193,39 +205,59 @@ st.caption("Split the data into t parts, cluster each part non-privately (k-mean
            "tuples of centres that agree with many others (a FriendlyCore over tuples), order "
            "them consistently, average each position privately, finish with a noisy Lloyd step.")
 k = int(ss["k"])
-t = st.slider("Parts t", 2, max(2, X.shape[0] // k), min(max(2, X.shape[0] // (2 * k)), 400),
-              **keep(f"fc_t_{X.shape[0]}_{k}"))
+kplan = friendly_kmeans_plan(X.shape[0], k, epsilon=eps, delta=float(delta), grid=EPSILON_GRID)
+t_hi = max(2, X.shape[0] // k)
+t = st.slider("Parts t", 2, t_hi, int(min(max(kplan.t, 2), t_hi)),
+              **keep(f"fc_t2_{X.shape[0]}_{k}_{eps:g}"),
+              help="More parts make the private agreement between parts easier to detect, "
+                   "but each part then has fewer points to find the clusters in.")
+if not kplan.feasible:
+    st.warning(kplan.message + " If it fails, the centres come from a private Lloyd fallback.")
+    b1, b2, _ = st.columns([1, 1, 2])
+    if kplan.epsilon_needed is not None:
+        b1.button(f"Use ε = {kplan.epsilon_needed:g}", key="fc_km_apply_eps", on_click=_apply,
+                  args=({"eps": kplan.epsilon_needed},), icon=":material/tune:")
+    if 1 <= kplan.k_max < k:
+        b2.button(f"Use k = {kplan.k_max}", key="fc_km_apply_k", on_click=_apply,
+                  args=({"k": kplan.k_max},), icon=":material/tune:")
 
 
-@st.cache_data(max_entries=8, scope="session", show_spinner="Running FriendlyCore clustering…")
-def run_kmeans(fp: str, n_used: int, k: int, eps: float, delta: float, radius: float, t: int,
-               seed: int, _X) -> dict:
+def run_kmeans(k: int, eps: float, delta: float, radius: float, t: int, seed: int, X) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             km = FriendlyCoreKMeans(k, epsilon=eps, delta=delta, radius=radius, t=t,
-                                    rng=seed).fit(_X)
+                                    fallback="dplloyd", rng=seed).fit(X)
         except ValueError as exc:
             return {"error": str(exc)}
     return {k_: getattr(km, k_, None) for k_ in (
         "cluster_centers_", "tuples_", "tuple_core_mask_", "center_averages_", "failed_",
-        "failure_reason_", "privacy_")} | {"warnings": [str(w.message) for w in caught]}
+        "failure_reason_", "privacy_", "used_fallback_")} | {
+        "warnings": [str(w.message) for w in caught]}
 
 
-if st.button("Run FriendlyCore clustering", key="fc_km_run"):
-    ss["fc_km_key"] = (ds.fp, int(n_used), k, eps, float(delta), float(ds.radius), int(t), seed)
-key = ss.get("fc_km_key")
-if key is not None and key[0] == ds.fp:
-    km = run_kmeans(*key, X)
+km_key = (ds.fp, int(n_used), k, eps, float(delta), float(ds.radius), int(t), seed)
+job = run_panel("fc_km", key=km_key, seconds=estimate_fit_seconds(
+                    "FriendlyCore k-means", X.shape[0], ds.d, k),
+                fn=lambda: run_kmeans(*km_key[2:], X), label="Run FriendlyCore clustering",
+                button_key="fc_km_run", auto=False)
+if job is not None and job.result is not None and job.key[0] == ds.fp:
+    km = job.result
     if "error" in km:
-        st.error(f"FriendlyCore clustering cannot run with these parameters: {km['error']}")
+        show_plain_error(km["error"],
+                         lead="FriendlyCore clustering cannot run with these settings. ")
     else:
-        show_warnings(km["warnings"])
+        show_plain_warnings(km["warnings"])
         if km["failed_"]:
-            st.warning(f"FriendlyCore clustering failed: {km['failure_reason_']}. It needs "
-                       "well-separated clusters that every part recovers, and many parts: e.g. the "
-                       "synthetic mixture with 3 components and σ = 0.3, all 10,000 points, "
-                       "k = 3, t = 1000, ε = 5.")
+            st.warning("FriendlyCore clustering found no agreement between the parts, so its own "
+                       "centres were not released"
+                       + ("; the final centres come from the private Lloyd fallback."
+                          if km.get("used_fallback_") else ".")
+                       + " It needs well-separated clusters that every part recovers, and many "
+                       "parts: e.g. the synthetic mixture with 3 components and σ = 0.3, k = 3, "
+                       "ε = 5.")
+            with st.expander("Details"):
+                st.code(km["failure_reason_"])
         tuples = km["tuples_"]
         centres = {}
         if tuples is not None:
@@ -235,13 +267,12 @@ if key is not None and key[0] == ds.fp:
                 if km["tuple_core_mask_"] is not None else tuples.reshape(-1, ds.d)
             fig = plots.centers_figure(P, {}, title="Tuples, tuple core and centres",
                                        axis_titles=proj.axis_titles, note=EXPLORE_NOTE, seed=seed)
-            for name, M, i in (("tuple centres removed", flat_removed, 5),
-                               ("tuple centres kept (tuple core)", flat_kept, 2),
-                               ("private per-position averages", km["center_averages_"], 3),
-                               ("final centres", km["cluster_centers_"], 0)):
+            for name, M, size in (("tuple centres removed", flat_removed, 6),
+                                  ("tuple centres kept (tuple core)", flat_kept, 6),
+                                  ("private per-position averages", km["center_averages_"], 15),
+                                  ("final centres", km["cluster_centers_"], 16)):
                 if M is not None and np.size(M):
-                    plots.add_points(fig, proj(to_table_units(ds, M)), name=name, index=i,
-                                     size=15 if i in (0, 3) else 6)
+                    plots.add_points(fig, proj(to_table_units(ds, M)), name=name, size=size)
                     centres[name] = M
             show(fig, "fc_km_fig")
         st.caption(f"Guarantee of the whole fit: {km['privacy_']}")
@@ -249,8 +280,8 @@ if key is not None and key[0] == ds.fp:
             download_csv(matrix_frame(to_table_units(ds, km["cluster_centers_"]), ds.columns),
                          "friendlycore_centers.csv", "fc_km_csv", label="Centres (CSV)")
         params = {"n_clusters": k, "epsilon": eps, "delta": float(delta),
-                  "radius": float(ds.radius), "t": int(t)}
+                  "radius": float(ds.radius), "t": int(t), "fallback": "dplloyd"}
         if int(n_used) >= ds.n:
-            download_config(config_for("friendlycore_kmeans", params, ds, seed), "fc_km_config")
+            export_buttons(config_for("friendlycore_kmeans", params, ds, seed), "fc_km_config")
         else:
             st.caption("Run configuration offered when all rows are used.")

@@ -14,12 +14,12 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import plots
+from dpcore.advice import noise_verdict
 from dpcore.evaluate import normalized_kmeans_cost
 from dpcore.lloyd import DPLloyd
 from pages._common import (
     EXPLORE_NOTE,
     config_for,
-    download_config,
     download_csv,
     init_state,
     is_release_mode,
@@ -29,10 +29,12 @@ from pages._common import (
     projection,
     require_dataset,
     show,
-    show_warnings,
     to_table_units,
     view_seed,
 )
+from pages._describe import declared_box
+from pages._export import export_buttons
+from pages._plain import show_plain_error, show_plain_warnings
 from pages._release import importance_release_view
 
 init_state()
@@ -40,7 +42,7 @@ ss = st.session_state
 st.title("Importance sampling + DP-Lloyd")
 st.caption(
     "Poisson-sample the data with probabilities q, give each kept point the weight 1/q and run "
-    "weighted DP-Lloyd on the sample. Sampling amplifies privacy per point (Theorem 6): points "
+    "weighted DP-Lloyd on the sample. Sampling amplifies privacy per point: points "
     "with a small q get most of the protection. *uniform*: q = m/n; *coreset*: q mixes uniform "
     "and distance to the mean; *privacy*: q from Algorithm 1 so that every point's loss meets "
     "the target ε.")
@@ -54,8 +56,9 @@ c1, c2, c3 = st.columns(3)
 sampler = c1.selectbox("Sampler", ["privacy", "coreset", "uniform"], **keep("sampler"),
                        bind="query-params")
 if sampler == "privacy":
-    free = c2.checkbox("Sampling for free (m set by the noise)", value=True, **keep("imp_free"),
-                       help="Data-independent noise: the full-data noise at ε; the expected "
+    free = c2.checkbox("Sampling for free", value=True, **keep("imp_free"),
+                       help="m set by the noise. Data-independent noise: the full-data noise at "
+                            "ε; the expected "
                             "sample size m is then whatever Algorithm 1 gives.")
     m = None if free else c2.number_input("Expected sample size m", 10, ds.n,
                                           value=min(ds.n, 2000), **keep(f"imp_m_priv_{ds.n}"))
@@ -80,6 +83,7 @@ def fit_once(fp: str, params_json: str, seed: int, _X: np.ndarray) -> dict:
             "weights": est.sample_weights_, "indices": est.sample_indices_,
             "individual": est.individual_epsilon_, "guarantee": est.privacy_,
             "expected_m": float(est.calibration_.sample_size),
+            "init": np.asarray(est.history_[0]) if getattr(est, "history_", None) else None,
             "warnings": [str(w.message) for w in caught]}
 
 
@@ -93,45 +97,51 @@ fit = st.cache_data(max_entries=16, scope="session",
 seed = view_seed("importance")
 out = fit(ds.fp, json.dumps(params), seed, ds.X)
 if "error" in out:
-    st.error(f"These parameters cannot run: {out['error']}")
+    show_plain_error(out["error"])
     st.stop()
 st.caption(f":orange[{EXPLORE_NOTE}]")
-show_warnings(out["warnings"])
+verdict = noise_verdict(ds.X, out["centers"], init=out.get("init"))
+if verdict:
+    st.warning(verdict)
+show_plain_warnings(out["warnings"])
 q, w, idx, psi = out["q"], out["weights"], out["indices"], out["individual"]
 C = to_table_units(ds, out["centers"])
 m1, m2, m3, m4 = st.columns(4)
-m1.metric("Delivered guarantee", str(out["guarantee"]))
-m2.metric("Sample size (expected)", f"{idx.size:,} ({out['expected_m']:,.0f})")
-m3.metric("Largest individual ε", f"{psi.max():.3g}",
-          help="ψ(x) of Theorem 6: the privacy loss of each point after amplification")
-m4.metric("Normalised cost (cost/n)", f"{normalized_kmeans_cost(ds.X, out['centers']):.4g}")
+m1.metric("Guarantee", f"ε = {out['guarantee'].epsilon:g}"
+          if hasattr(out["guarantee"], "epsilon") else str(out["guarantee"]),
+          help=f"Delivered guarantee: {out['guarantee']}")
+m2.metric("Sample size", f"{idx.size:,}", help=f"expected {out['expected_m']:,.0f}")
+m3.metric("Max individual ε", f"{psi.max():.3g}",
+          help="ψ(x): the privacy loss of each point after amplification by sampling")
+m4.metric("Cost / n", f"{normalized_kmeans_cost(ds.X, out['centers']):.4g}")
 
 proj = projection(ds)
 P = proj(to_table_units(ds, ds.X))
 fig1 = plots.points_figure(
     P, size=1.0 / q, color=psi, color_title="individual ε ψ(x)",
-    title="Importance weight 1/q (marker area) and individual privacy loss (colour): paper "
-          "Figure 1", axis_titles=proj.axis_titles, note=EXPLORE_NOTE, seed=seed, size_max=12)
+    title="Weight 1/q (marker area) and individual privacy loss (colour)",
+    axis_titles=proj.axis_titles, note=EXPLORE_NOTE, seed=seed, size_max=12)
 show(fig1, "importance_fig1")
 if sampler == "privacy":
     st.caption("Privacy-constrained sampling chooses q so that every point's loss ψ(x) equals the "
-               "target ε (Theorem 10): a uniform colour is its design. Points near the centre "
+               "target ε: a uniform colour is its design. Points near the centre "
                "(small ‖x‖, little loss per unit of weight) can be sampled rarely and carry a "
                "large weight; far points are kept with q near 1. Try *coreset* or *uniform* to "
                "see the losses vary.")
 c1, c2 = st.columns(2)
 with c1:
-    show(plots.histogram(w, title=f"Weights 1/q of the {idx.size:,} sampled points",
+    show(plots.histogram(w, title=f"Weights 1/q ({idx.size:,} sampled)",
                          x_title="importance weight 1/q", log_y=True), "importance_hist")
 with c2:
     fig2 = plots.centers_figure(P[idx], {"DP-Lloyd centres": proj(C)},
-                                title=f"DP-Lloyd centres over the sample (k = {k}, T = {T})",
-                                axis_titles=proj.axis_titles, note=EXPLORE_NOTE, seed=seed)
+                                title=f"Centres over the sample (k = {k})",
+                                axis_titles=proj.axis_titles, seed=seed,
+                                box=declared_box(ds) if ds.d <= 2 else None)
     show(fig2, "importance_centers")
 
 new_draw_button("importance")
 config = config_for("dplloyd", params, ds, seed)
-d1, d2, d3 = st.columns(3)
+d1, d2 = st.columns(2)
 with d1:
     download_csv(matrix_frame(C, ds.columns), "dplloyd_centers.csv", "imp_centers_csv",
                  label="Centres (CSV)")
@@ -140,5 +150,4 @@ with d2:
                             "sampled": np.isin(np.arange(ds.n), idx), "individual_epsilon": psi})
     download_csv(weights, "importance_weights.csv", "imp_weights_csv",
                  label="Weights and individual ε (CSV, not private)")
-with d3:
-    download_config(config, "imp_config")
+export_buttons(config, "imp_config")

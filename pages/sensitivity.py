@@ -198,7 +198,9 @@ m1.metric("Sampled sensitivity Δ̂", f"{out['delta_hat']:.4g}",
           help=f"G_(k), the k = {out['k']}-th smallest of m = {out['m']} sampled differences")
 m2.metric("Global sensitivity", "unknown" if bound is None else f"{bound:.4g}",
           help="Worst case over the declared box; Δ̂ ≤ it (Proposition 18)")
-m3.metric("Guarantee", str(out["guarantee"]).replace("-random DP", ""), help="random DP")
+g = out["guarantee"]
+m3.metric("Guarantee", f"ε = {g.epsilon:g}" if hasattr(g, "epsilon") else str(g),
+          help=f"{g} (random DP)")
 norm_name = "L1" if mechanism == "laplace" else "L2"
 fig = plots.ecdf_figure(out["samples"], chosen=out["delta_hat"],
                         chosen_label=f"Δ̂ = G_({out['k']})", global_bound=bound,

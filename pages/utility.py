@@ -7,6 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import plots
+from dpcore.advice import estimate_fit_seconds, plain_error
+from dpcore.cancel import checkpoint
 from dpcore.evaluate import normalized_kmeans_cost
 from dpcore.sweeps import (
     clustering_algorithms,
@@ -28,7 +30,9 @@ from pages._common import (
     show,
     view_seed,
 )
+from pages._plain import show_plain_error
 from pages._release import proxy_dataset
+from pages._run import run_panel
 
 init_state()
 ss = st.session_state
@@ -67,20 +71,26 @@ grid = log_grid(lo, hi, n_eps)
 total = len(chosen) * len(grid) * reps
 st.caption(f"{total} fits on {X.shape[0]:,} points; ε grid: {', '.join(f'{e:g}' for e in grid)}.")
 
-if st.button("Run sweep", key="pu_run", type="primary", disabled=not chosen,
-             icon=":material/play_arrow:"):
-    st.button("Stop", key="pu_stop", help="Stops after the current fit; finished runs are kept.")
-    rows: list[dict] = []
-    ss["pu_rows"] = rows  # partial results survive a stop
-    ss["pu_done"] = False
-    ss["pu_setup"] = {"data": ds.fp, "release": release, "metric": metric_name,
-                      "k": int(ss["k"])}
-    bar = st.progress(0.0, text="starting")
-    if metric_name.startswith("cost ÷"):
-        ref = fit_algorithm(reference_algorithm(), X, k=int(ss["k"]), epsilon=np.inf, delta=delta,
-                            radius=float(ds.radius), seed=0)
-        ref_cost = normalized_kmeans_cost(X, ref.centers)
+k = int(ss["k"])
+sweep_seed = view_seed("utility")
+key = (ds.fp, release, metric_name, k, tuple(chosen), tuple(grid), reps, sweep_seed)
+holder: dict = ss.setdefault("_pu_holder", {})  # a plain dict the worker thread may write
+seconds = reps * len(grid) * sum(estimate_fit_seconds(n, X.shape[0], X.shape[1], k)
+                                 for n in chosen)
 
+
+def run_sweep() -> dict:
+    """The sweep (in a worker thread when long): rows are kept as they finish, so a Stop keeps
+    the finished part; the progress callback is where a Stop takes effect."""
+    rows: list[dict] = []
+    out = {"rows": rows, "metric": metric_name, "k": k, "data": ds.fp, "release": release}
+    holder["out"] = out
+    checkpoint(0.0, "non-private reference")
+    ref = fit_algorithm(reference_algorithm(), X, k=k, epsilon=np.inf, delta=delta,
+                        radius=float(ds.radius), seed=0)
+    ref_cost = normalized_kmeans_cost(X, ref.centers)
+    out["reference"] = 1.0 if metric_name.startswith("cost ÷") else ref_cost
+    if metric_name.startswith("cost ÷"):
         def metric(data, centers):
             return normalized_kmeans_cost(data, centers) / ref_cost
     else:
@@ -88,51 +98,66 @@ if st.button("Run sweep", key="pu_run", type="primary", disabled=not chosen,
 
     def progress(done: int, total: int, row: dict) -> None:
         rows.append(row)
-        bar.progress(done / total, text=f"{done}/{total}: {row['algorithm']} at ε = "
-                                        f"{row['epsilon']:g}")
+        checkpoint(done / total, f"{done}/{total}: {row['algorithm']} at ε = {row['epsilon']:g}")
 
-    with st.spinner("Running…"):
-        utility_sweep(X, [algorithms[n] for n in chosen], grid, k=int(ss["k"]), delta=delta,
-                      radius=float(ds.radius), repetitions=reps, seed=view_seed("utility"),
-                      metric=metric, progress=progress)
-    ss["pu_done"] = True
-    st.rerun()
+    utility_sweep(X, [algorithms[n] for n in chosen], grid, k=k, delta=delta,
+                  radius=float(ds.radius), repetitions=reps, seed=sweep_seed,
+                  metric=metric, progress=progress)
+    return out
 
-rows = ss.get("pu_rows")
-if not rows:
+
+job = run_panel("utility", key=key, fn=run_sweep, seconds=seconds, label="Run sweep",
+                button_key="pu_run", auto=False)
+if job is None:
     st.info("Press **Run sweep** to compute the curves.")
     st.stop()
-setup = ss.get("pu_setup", {})
-if setup.get("data") != ds.fp or setup.get("release") != release:
+if job.error is not None:
+    show_plain_error(str(job.error))
+    st.stop()
+done = job.result if job.result is not None else holder.get("out")
+if not done or done.get("data") != ds.fp or done.get("release") != release:
     st.info("The data or the mode changed since the last sweep: run it again.")
     st.stop()
-table = pd.DataFrame(rows)
+table = pd.DataFrame(done["rows"], columns=["algorithm", "epsilon", "repetition", "seed",
+                                            "value", "seconds", "error"])
 if release:  # no timings and no seeds in release mode
-    table = table.drop(columns=["seconds", "seed"], errors="ignore")
-st.caption(f"Sweep computed for k = {setup.get('k')} on {X.shape[0]:,} points.")
-if not ss.get("pu_done"):
+    table = table.drop(columns=["seconds", "seed"])
+st.caption(f"Sweep computed for k = {done['k']} on {X.shape[0]:,} points.")
+if job.cancelled:
     st.warning(f"Sweep stopped after {len(table)} fits; the curves use the finished ones.")
 failed = table["error"].notna()
 if failed.any():
-    st.caption(f":orange[{int(failed.sum())} fit(s) released nothing: "
-               f"{table.loc[failed, 'error'].iloc[0]}]")
+    st.markdown(f":orange[{int(failed.sum())} of {len(table)} fit(s) released nothing:]")
+    for msg, count in table.loc[failed, "error"].value_counts().items():
+        st.markdown(f"- :orange[{count} ×] {plain_error(msg).text}")
+    with st.expander("Details of the failures"):
+        st.dataframe(table.loc[failed, ["algorithm", "epsilon", "repetition", "error"]],
+                     hide_index=True)
 summary = summarize(table)
 if summary.empty:
     st.warning("No fit finished successfully.")
     st.stop()
-metric_title = setup.get("metric", metric_name)
-default_target = float(f"{summary['median'].median():.3g}")
-target = st.number_input(f"Which ε gives me {metric_title} ≤ …", value=default_target,
-                         format="%.4g", key=f"pu_target_{metric_title}")
+metric_title = done["metric"]
+units = "normalised k-means cost (cost / n)" if metric_title == "cost / n" else \
+    "cost relative to non-private k-means (1 = no loss)"
+if ss.get("_pu_target_for") != (job.key, metric_title):  # a new sweep: a new default target
+    ss["_pu_target_for"] = (job.key, metric_title)
+    ss["pu_target"] = float(f"{summary['median'].median():.3g}")
+target = st.number_input(f"Which ε gives me an error ≤ … (in {units})", key="pu_target",
+                         format="%.4g")
+reference = done.get("reference")
 show(plots.utility_curve_figure(summary, metric_title=metric_title, target=target,
-                                log_y=metric_title == "cost / n"), "pu_fig")
+                                reference=reference,
+                                reference_label="non-private k-means"), "pu_fig")
 answers = []
 for alg in summary["algorithm"].unique():
     for stat in ("median", "q75"):
         answers.append(epsilon_for_target(summary, alg, target, stat))
 st.markdown("\n".join(f"- {a.sentence()}" for a in answers))
-st.caption("“3 runs out of 4” reads the upper quartile: at that ε, 75 % of the repetitions had an "
-           "error at or below the target. Interpolated in log ε between grid points.")
+st.caption(f"Error in {units}; the dotted line is non-private k-means"
+           + (f" ({reference:.3g})" if reference is not None else "")
+           + ". “3 runs out of 4” reads the upper quartile: at that ε, 75 % of the repetitions had "
+           "an error at or below the target. Interpolated in log ε between grid points.")
 st.dataframe(summary, hide_index=True)
 c1, c2 = st.columns(2)
 with c1:

@@ -69,12 +69,12 @@ def test_upload_good_file_becomes_the_data_set():
     assert not at.exception and not errors(at)
     assert at.sidebar.selectbox(key="data").value == "upload"
     assert at.metric[0].value == "50"
-    # no radius declared yet: the suggestion button is offered and algorithms would wait
-    assert at.button(key="suggest_radius")
-    at.button(key="suggest_radius").click().run()
-    assert not at.exception
-    assert any("NOT private" in m.value or "read off the data" in m.value for m in at.warning)
-    assert at.number_input(key="radius_upload").value > 0
+    # explore mode: the public description is prefilled (text column left out, bounds read off
+    # the data and said so) so the pages work at once; the radius follows from the bounds
+    sp = at.session_state["data_specs"]["upload"]
+    assert sp["public_description"]["columns"] == ["u", "v"]
+    assert sp["radius"] > 0 and "NOT private" in sp["radius_from"]
+    assert any("read off the data" in c.value for c in at.caption)
 
 
 @pytest.mark.parametrize(
@@ -213,25 +213,50 @@ def test_radius_read_off_the_data_or_estimated_uncharged_never_reaches_release_m
     """Finding 5: explore mode's "suggest a radius" and its uncharged private estimate."""
     rng = np.random.default_rng(4)
     pts = rng.normal(size=(3000, 2)) * 10
-    body = "x,y\n" + "\n".join(f"{a:.4f},{b:.4f}" for a, b in pts) + "\n"
+    body = "u,v\n" + "\n".join(f"{a:.4f},{b:.4f}" for a, b in pts) + "\n"
     at = new_app()
     at.file_uploader(key="upload").set_value(("p.csv", body.encode(), "text/csv")).run()
-    for button in ("suggest_radius", "private_radius"):
-        at.button(key=button).click().run()
-        assert at.number_input(key="radius_upload").value is not None
-        at.sidebar.radio(key="mode").set_value("release").run()
-        at.switch_page("pages/clustering.py").run()
-        assert not at.exception
-        assert any("needs a public radius" in w.value for w in at.warning), button
-        with pytest.raises(KeyError):
-            at.button(key="clustering_release")
-        at.sidebar.radio(key="mode").set_value("explore").run()
-        at.switch_page("pages/data.py").run()
-    at.number_input(key="radius_upload").set_value(40.0).run()  # declared: usable
+    at.run()
+    sp = at.session_state["data_specs"]["upload"]
+    assert sp["bounds_from_data"] == ["u", "v"]  # explore mode prefilled them from min / max
     at.sidebar.radio(key="mode").set_value("release").run()
     at.switch_page("pages/clustering.py").run()
-    assert not any("needs a public radius" in w.value for w in at.warning)
+    assert not at.exception
+    assert any("read off the data" in w.value for w in at.warning)
+    with pytest.raises(KeyError):
+        at.button(key="clustering_release")
+    at.sidebar.radio(key="mode").set_value("explore").run()
+    at.switch_page("pages/data.py").run()
+    at.number_input(key="pr_eps").set_value(1.0).run()
+    at.button(key="private_radius").click().run()  # explore: uncharged, so not public
+    assert "estimated privately" in at.session_state["data_specs"]["upload"]["radius_from"]
+    at.sidebar.radio(key="mode").set_value("release").run()
+    at.switch_page("pages/clustering.py").run()
+    assert any("needs a public radius" in w.value or "read off the data" in w.value
+               for w in at.warning)
+    with pytest.raises(KeyError):
+        at.button(key="clustering_release")
+    # Bounds the column names make public (latitude, longitude) are usable as they are.
+    at.sidebar.radio(key="mode").set_value("explore").run()
+    at.switch_page("pages/data.py").run()
+    geo = "latitude,longitude\n" + "\n".join(f"{a / 10:.4f},{b / 10:.4f}" for a, b in pts)
+    at.file_uploader(key="upload").set_value(("g.csv", geo.encode(), "text/csv")).run()
+    assert not at.session_state["data_specs"]["upload"]["bounds_from_data"]
+    at.sidebar.radio(key="mode").set_value("release").run()
+    at.switch_page("pages/clustering.py").run()
+    assert not any("needs a public radius" in w.value or "read off the data" in w.value
+                   for w in at.warning)
     assert at.button(key="clustering_n_estimate")  # an upload's n is private: estimate it first
+    desc = at.session_state["_door"][1].description  # side B's description, as the door's
+    assert (list(desc.lower), list(desc.upper), desc.n) == ([-90, -180], [90, 180], None)
+    at.sidebar.radio(key="mode").set_value("explore").run()
+    at.switch_page("pages/data.py").run()
+    at.checkbox(key="desc_scaled").check()
+    at.button(key="desc_apply").click().run()
+    at.sidebar.radio(key="mode").set_value("release").run()
+    at.switch_page("pages/clustering.py").run()
+    desc = at.session_state["_door"][1].description  # the table is scaled: so are its bounds
+    assert (list(desc.lower), list(desc.upper)) == ([-1, -1], [1, 1])
 
 
 def test_parquet_and_tsv_uploads():
@@ -246,7 +271,8 @@ def test_parquet_and_tsv_uploads():
     at.file_uploader(key="upload").set_value(("t.parquet", buf.getvalue(),
                                               "application/octet-stream")).run()
     assert not at.exception and not errors(at)
-    assert at.multiselect(key="cols_upload").value == ["a", "b"]  # numeric columns only
+    # numeric columns only
+    assert at.session_state["data_specs"]["upload"]["public_description"]["columns"] == ["a", "b"]
     tsv = df.to_csv(sep="\t", index=False).encode()
     at.file_uploader(key="upload").set_value(("t.tsv", tsv, "text/tab-separated-values")).run()
     assert not at.exception and not errors(at)

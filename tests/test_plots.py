@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import pytest
 
 from dpcore import plots
@@ -212,3 +213,81 @@ def test_sweep_and_fits_on_a_mixture():
     bad = fit_algorithm(algs["DP-Lloyd"], X, k=0, epsilon=1.0, delta=1e-6, radius=8.0, seed=0)
     assert bad.centers is None and "n_clusters" in bad.error
     assert isinstance(unavailable_algorithms(), dict)
+
+
+# ---- stable encodings, layering, boxes and log axes (issue 13) ---------------------------------
+
+
+def test_each_algorithm_keeps_its_style_whatever_the_order_and_run():
+    from dpcore.plots import algorithm_style, centers_figure
+
+    C = np.zeros((2, 2))
+    a = centers_figure(None, {"DP-Lloyd": C, "Max-cover k-means": C + 1})
+    b = centers_figure(None, {"Max-cover k-means": C + 1, "DP-Lloyd": C})
+    style = {t.name: (t.marker.color, t.marker.symbol) for t in a.data}
+    assert style == {t.name: (t.marker.color, t.marker.symbol) for t in b.data}
+    assert style["DP-Lloyd"] != style["Max-cover k-means"]
+    # an unknown name gets a style derived from the name alone (same in every process)
+    assert algorithm_style("some new algorithm") == algorithm_style("some new algorithm")
+
+
+def test_kept_and_removed_colours_never_swap():
+    from dpcore.plots import KEPT_COLOR, REMOVED_COLOR, points_figure
+
+    P = np.random.default_rng(0).normal(size=(40, 2))
+    for first in ("kept", "removed"):
+        cats = np.where(np.arange(40) < 20, first, "removed" if first == "kept" else "kept")
+        colours = {t.name: t.marker.color for t in points_figure(P, categories=cats).data}
+        assert colours == {"kept": KEPT_COLOR, "removed": REMOVED_COLOR}
+
+
+def test_centres_are_webgl_traces_drawn_after_the_data():
+    # browsers draw every WebGL trace above SVG ones: SVG centres would hide under WebGL data
+    from dpcore.plots import centers_figure
+
+    P = np.random.default_rng(1).normal(size=(500, 2))
+    fig = centers_figure(P, {"DP-Lloyd": np.zeros((3, 2))})
+    assert [t.type for t in fig.data] == ["scattergl", "scattergl"]
+    assert [t.name for t in fig.data] == ["data", "DP-Lloyd"]
+
+
+def test_centres_are_clamped_into_the_declared_box_and_circles_are_round():
+    from dpcore.plots import centers_figure, clip_to_box
+
+    box = [(-180.0, 180.0), (-90.0, 90.0)]
+    C = np.array([[190.0, -160.0], [10.0, 20.0]])
+    np.testing.assert_allclose(clip_to_box(C, box), [[180.0, -90.0], [10.0, 20.0]])
+    fig = centers_figure(None, {"DP-Lloyd": C}, box=box, ball=([0.0, 0.0], 201.0))
+    t = next(t for t in fig.data if t.name == "DP-Lloyd")
+    assert max(t.x) <= 180 and min(t.y) >= -90
+    assert fig.layout.yaxis.scaleanchor == "x"  # release view: the radius circle is a circle
+    with pytest.raises(ValueError, match="dimension"):
+        clip_to_box(C, box[:1])
+
+
+def test_log_axes_label_every_tick_with_its_full_value():
+    from dpcore.plots import _log_ticks, log_axis
+
+    ticks = _log_ticks(0.15, 0.9)  # less than a decade: 2 3 4 … must carry their decade
+    assert ticks[0] <= 0.2 and all(t <= 1.0 for t in ticks)
+    fig = log_axis(go.Figure(), "y", [0.15, 0.9])
+    assert fig.layout.yaxis.type == "log"
+    assert list(fig.layout.yaxis.ticktext)[:2] == ["0.2", "0.3"]
+    wide = _log_ticks(1e-3, 1e4)
+    assert wide == [10.0**e for e in range(-3, 5)]
+
+
+def test_utility_figure_goes_log_when_errors_span_decades_and_draws_the_reference():
+    from dpcore.plots import utility_curve_figure
+
+    def summary(values):
+        return pd.DataFrame({"algorithm": ["A"] * 3, "epsilon": [0.1, 1.0, 10.0],
+                             "median": values, "q25": values, "q75": values})
+
+    fig = utility_curve_figure(summary([2000.0, 10.0, 1.0]), metric_title="cost / n",
+                               reference=0.9, target=5.0)
+    assert fig.layout.yaxis.type == "log" and fig.layout.xaxis.type == "log"
+    lines = [s.y0 for s in fig.layout.shapes]
+    assert 0.9 in lines and 5.0 in lines
+    flat = utility_curve_figure(summary([2.0, 1.5, 1.2]), metric_title="ratio", reference=1.0)
+    assert flat.layout.yaxis.type != "log"

@@ -9,81 +9,14 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
+from e2e_helpers import assert_no_errors, serve, wait_ready
 
-pytestmark = pytest.mark.e2e
-
-ROOT = Path(__file__).resolve().parents[2]
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-               "--disable-background-networking", "--disable-component-update",
-               "--disable-extensions", "--no-first-run"]
-READY = "[data-testid='stApp'][data-test-script-state='notRunning']"
-ERRORS = "[data-testid='stException'], [data-testid='stAlertContentError']"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="session")
-def server():
-    yield from _serve()
-
-
-def _serve():
-    """Start ``streamlit run app.py`` on a free port; yield its URL once healthy."""
-    port = _free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-           "--server.port", str(port), "--server.address", "127.0.0.1",
-           "--server.headless", "true", "--server.fileWatcherType", "none",
-           "--browser.gatherUsageStats", "false"]
-    ledger_dir = tempfile.mkdtemp(prefix="dpcore-ledger-")  # never the user's own ledger
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env=os.environ | {"PYTHONUNBUFFERED": "1",
-                                              "DPCORE_LEDGER_DIR": ledger_dir})
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    try:
-        while True:
-            if proc.poll() is not None:
-                out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
-                pytest.fail(f"streamlit exited early ({proc.returncode}):\n{out[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.read().strip() == b"ok":
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("streamlit did not become healthy within 60 s")
-            time.sleep(0.3)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-@pytest.fixture(scope="session")
-def browser(chromium_path):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_path, headless=True, args=LAUNCH_ARGS)
-        yield b
-        b.close()
+# One xdist worker runs every browser test, in file order (``make test`` uses
+# ``--dist loadgroup``): the tests of this module share one app session, and two servers plus two
+# Chromiums on a 2-core machine starve each other into timeouts.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
 
 @pytest.fixture(scope="module")
@@ -96,20 +29,6 @@ def page(browser, server):
     pg.set_default_timeout(60_000)
     yield pg
     ctx.close()
-
-
-def wait_ready(pg) -> None:
-    """Wait until Streamlit has connected and finished the script run an action triggered."""
-    pg.wait_for_timeout(400)  # a rerun starts asynchronously after an interaction
-    pg.wait_for_selector("[data-testid='stApp'][data-test-connection-state='CONNECTED']")
-    pg.wait_for_selector(READY)
-    pg.wait_for_selector("[data-testid='stMain'] h1")
-
-
-def assert_no_errors(pg, where: str) -> None:
-    errs = pg.locator(ERRORS)
-    if errs.count():
-        pytest.fail(f"{where}: Streamlit error element(s): {errs.all_inner_texts()}")
 
 
 def test_slider_moves_and_url_follows(page, server):
@@ -176,7 +95,13 @@ def test_release_in_browser_is_recorded_in_the_ledger(page, server):
     page.get_by_role("button", name="Release DP-Lloyd centres").click()
     wait_ready(page)
     success = page.locator("[data-testid='stAlertContentSuccess']", has_text="released under")
-    success.wait_for()
+    try:
+        success.wait_for()
+    except Exception:
+        if os.environ.get("DPCORE_SCREENS"):
+            page.screenshot(path=os.path.join(os.environ["DPCORE_SCREENS"], "debug_release.png"),
+                            full_page=True)
+        raise
     eps = re.search(r"released under ε = ([0-9.]+)", success.inner_text()).group(1)
     page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg")
     assert_no_errors(page, "release")
@@ -214,11 +139,15 @@ def test_upload_a_file_then_a_bad_one(page, server):
 def test_first_deep_link_on_a_fresh_server_gets_the_frame(browser):
     """Streamlit routes a fresh server's first session through its legacy ``pages/`` router;
     a deep link must still get the navigation and sidebar (pages/_common._leave_legacy_router)."""
-    for url in _serve():
+    for url in serve():
         ctx = browser.new_context(viewport={"width": 1400, "height": 1200})
         pg = ctx.new_page()
         pg.set_default_timeout(60_000)
         pg.goto(url + "/ledger")
+        wait_ready(pg)
+        # The first script run may be the legacy router's bare page, which re-runs itself through
+        # app.py at once: wait for that rerun's frame instead of looking at the first paint.
+        pg.locator("[data-testid='stSidebar']").get_by_text("Data set").wait_for()
         wait_ready(pg)
         pg.get_by_text("Privacy ledger").first.wait_for()
         assert pg.locator("[data-testid='stSidebar']").get_by_text("Data set").count() == 1

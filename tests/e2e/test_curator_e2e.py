@@ -19,9 +19,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from test_app_e2e import _free_port, assert_no_errors, browser, wait_ready  # noqa: F401
+from e2e_helpers import _free_port, assert_no_errors, wait_ready
 
-pytestmark = pytest.mark.e2e
+# The same xdist group as the other browser tests (``--dist loadgroup``): one worker runs them
+# all, two servers and two Chromiums on a 2-core machine starve each other into timeouts.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -96,7 +98,7 @@ def open_page(ctx, url: str):
     return pg
 
 
-def test_curator_deployment_one_lasting_budget_and_no_way_out(curator, browser):  # noqa: F811
+def test_curator_deployment_one_lasting_budget_and_no_way_out(curator, browser):
     url = curator.start()
     ctx = browser.new_context(viewport={"width": 1400, "height": 1800})
     try:

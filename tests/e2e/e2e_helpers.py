@@ -1,0 +1,77 @@
+"""Helpers shared by the real-browser tests: start ``streamlit run app.py``, wait for a run."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+               "--disable-background-networking", "--disable-component-update",
+               "--disable-extensions", "--no-first-run"]
+READY = "[data-testid='stApp'][data-test-script-state='notRunning']"
+ERRORS = "[data-testid='stException'], [data-testid='stAlertContentError']"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve():
+    """Start ``streamlit run app.py`` on a free port; yield its URL once healthy."""
+    port = _free_port()
+    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+           "--server.port", str(port), "--server.address", "127.0.0.1",
+           "--server.headless", "true", "--server.fileWatcherType", "none",
+           "--browser.gatherUsageStats", "false"]
+    ledger_dir = tempfile.mkdtemp(prefix="dpcore-ledger-")  # never the user's own ledger
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env=os.environ | {"PYTHONUNBUFFERED": "1",
+                                              "DPCORE_LEDGER_DIR": ledger_dir})
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            if proc.poll() is not None:
+                out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+                pytest.fail(f"streamlit exited early ({proc.returncode}):\n{out[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.read().strip() == b"ok":
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("streamlit did not become healthy within 60 s")
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def wait_ready(pg) -> None:
+    """Wait until Streamlit has connected and finished the script run an action triggered."""
+    pg.wait_for_timeout(400)  # a rerun starts asynchronously after an interaction
+    pg.wait_for_selector("[data-testid='stApp'][data-test-connection-state='CONNECTED']")
+    pg.wait_for_selector(READY)
+    pg.wait_for_selector("[data-testid='stMain'] h1")
+
+
+def assert_no_errors(pg, where: str) -> None:
+    errs = pg.locator(ERRORS)
+    if errs.count():
+        pytest.fail(f"{where}: Streamlit error element(s): {errs.all_inner_texts()}")

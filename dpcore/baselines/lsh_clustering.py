@@ -137,8 +137,23 @@ class LSHClustering:
         """Build the private coreset and cluster it (steps 1–6 of the module doc)."""
         from sklearn.cluster import KMeans
 
-        X = self._check(X)
         gen = as_generator(self.rng)
+        coreset, weights = self.private_coreset(X, gen)
+        km = KMeans(n_clusters=min(int(self.n_clusters), len(coreset)), init="k-means++",
+                    n_init=1, random_state=int(gen.integers(2**31 - 1)))
+        km.fit(coreset, sample_weight=weights)
+        self.cluster_centers_ = km.cluster_centers_
+        self.privacy_ = ApproxDP(float(self.epsilon), float(self.delta))
+        return self
+
+    def private_coreset(self, X, rng: RNGLike = None) -> tuple[np.ndarray, np.ndarray]:
+        """Steps 1–5: the private coreset (leaf averages) and its weights (noisy leaf counts).
+
+        Everything :meth:`fit` releases is a function of these two arrays; the privacy audits
+        test them directly.
+        """
+        X = self._check(X)
+        gen = as_generator(rng)
         k, depth, lam = int(self.n_clusters), int(self.max_depth), float(self.radius)
         alpha, a = lsh_noise_parameters(self.epsilon, self.delta, depth)
         X = clip_to_ball(X, lam)
@@ -191,17 +206,10 @@ class LSHClustering:
             weights.append(c)
         centres = np.concatenate(centres) if centres else np.zeros((1, d))
         weights = np.concatenate(weights) if weights else np.ones(1)
-        coreset = clip_to_ball(centres, lam)
-        self.coreset_, self.coreset_weights_ = coreset, np.asarray(weights)
-        k_eff = min(k, len(coreset))
-        km = KMeans(n_clusters=k_eff, init="k-means++", n_init=1,
-                    random_state=int(gen.integers(2**31 - 1)))
-        km.fit(coreset, sample_weight=self.coreset_weights_)
-        self.cluster_centers_ = km.cluster_centers_
+        self.coreset_, self.coreset_weights_ = clip_to_ball(centres, lam), weights
         self.noise_multiplier_, self.count_parameter_ = alpha, a
         self.min_points_in_node_, self.min_points_in_branching_node_ = min_node, min_branch
-        self.privacy_ = ApproxDP(float(self.epsilon), float(self.delta))
-        return self
+        return self.coreset_, self.coreset_weights_
 
     def predict(self, X) -> np.ndarray:
         """Index of the nearest centre of each row."""

@@ -65,7 +65,7 @@ from dpcore.lloyd import dp_lloyd, lloyd_statistics, random_ball_centers
 from dpcore.noise import laplace, sample_l2_exponential
 from dpcore.plots import COLORS, utility_curve_figure
 from dpcore.privacy import PrivacyLeakWarning
-from dpcore.reproduce._report import markdown_table
+from dpcore.reproduce._report import markdown_table, report_dir
 from dpcore.rng import RNGLike, as_generator
 
 __all__ = [
@@ -86,6 +86,7 @@ __all__ = [
 ]
 
 COVERTYPE_FILE = "covertype.csv.gz"
+REPORT_NAME = "importance_sampling.md"
 #: The paper's ε grid (its code uses 50 instead of 30; spec §6.3 / §9.7).
 EPS_GRID = (0.5, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
 M_FIG3 = (5000, 20000, 75000)
@@ -903,8 +904,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="small grid, 3 repetitions, 150k-row Covertype subsample")
     parser.add_argument("--reps", type=int, default=None, help="repetitions per cell (≥ 10 full)")
-    parser.add_argument("--out", type=Path,
-                        default=ROOT / "docs" / "reproduction" / "importance_sampling.md")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="report folder (default: docs/reproduction; --quick: a scratch "
+                             "folder, never the committed report)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-timing", action="store_true", help="skip the Table 2 timings")
     args = parser.parse_args(argv)
@@ -958,7 +960,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "runtime": time.perf_counter() - start, "data": data, "n": P.n, "d": P.dim,
             "r": P.radius, "x_tilde": P.mean_sq_norm, "fig2_runs": fig2_runs,
             "infeasible": infeasible}
-    path = write_report(args.out, fig2w=fig2w, fig2c=fig2c, summary=summary, timing=timing,
+    path = write_report(report_dir(args.out, quick) / REPORT_NAME, fig2w=fig2w, fig2c=fig2c,
+                        summary=summary, timing=timing,
                         claims=claims, meta=meta, variants=variants, splits=splits)
     runs.to_csv(path.parent / "figures" / "importance_runs.csv.gz", index=False)
     variants.to_csv(path.parent / "figures" / "importance_variants.csv", index=False)

@@ -36,7 +36,7 @@ import pandas as pd
 from dpcore.datasets import REPO_ROOT, data_dir, gaussian_mixture
 from dpcore.evaluate import kmeans_cost
 from dpcore.maxcover import MaxCoverKMeans
-from dpcore.reproduce._report import markdown_table
+from dpcore.reproduce._report import markdown_table, report_dir
 
 ROOT = REPO_ROOT
 DOCS = ROOT / "docs" / "reproduction"
@@ -451,7 +451,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--runs", type=int, default=None, help="runs per cell (default 5)")
     ap.add_argument("--datasets", default="synthetic,mnist")
-    ap.add_argument("--out", type=Path, default=DOCS)
+    ap.add_argument("--out", type=Path, default=None,
+                    help="report folder (default: docs/reproduction; --quick: a scratch folder)")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument(
         "--from-csv",
@@ -460,6 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="rebuild the report from a saved figures/maxcover_raw.csv (no new Figure 1 runs)",
     )
     args = ap.parse_args(argv)
+    args.out = report_dir(args.out, args.quick)
     t0 = time.perf_counter()
     if args.from_csv is not None:
         raw = pd.read_csv(args.from_csv)

@@ -30,7 +30,7 @@ from scipy.special import lambertw
 
 from dpcore import noise, statistics
 from dpcore.datasets import REPO_ROOT
-from dpcore.reproduce._report import markdown_table
+from dpcore.reproduce._report import markdown_table, report_dir
 from dpcore.rng import RNGLike, as_generator
 from dpcore.sensitivity import (
     bernstein_design,
@@ -630,8 +630,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dpcore.reproduce.sensitivity")
     parser.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
     parser.add_argument("--jobs", type=int, default=None, help="joblib workers for the SVM")
-    parser.add_argument("--out", type=Path, default=REPORT_DIR, help="report folder")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="report folder (default: docs/reproduction; --quick: a scratch "
+                             "folder, never the committed report)")
     args = parser.parse_args(argv)
+    args.out = report_dir(args.out, args.quick)
     report = args.out / REPORT_NAME
     figs = args.out / "figures"
     q = args.quick

@@ -162,7 +162,9 @@ def figures(raw: dict[str, pd.DataFrame], folder: Path) -> dict[str, str]:
                 _band_series(raw["f5d"], "d", "error", centre=trim10), log_x=True, log_y=True),
           Panel("(3) d=50, R=10√d, vary n", "n", "ℓ2 error",
                 _band_series(raw["f5n"], "n", "error", centre=trim10), log_x=True, log_y=True)]
-    out["fig5"] = save_figure(folder, "friendlycore_fig5", "FriendlyCore Fig. 5: averaging (line: 0.1–0.9 trimmed mean; band: 0.1/0.9 quantiles)", p5)
+    out["fig5"] = save_figure(
+        folder, "friendlycore_fig5",
+        "FriendlyCore Fig. 5: averaging (line: 0.1–0.9 trimmed mean; band: 0.1/0.9 quantiles)", p5)
     f6 = raw["f6"]
     p6 = [Panel(f"{r} reading (median, 0.1/0.9 band)", "n", "normalised loss 1 − X/Y",
                 _band_series(f6[f6.reading == r], "n", "loss"), log_x=True)

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: app test test-quick lint bench reproduce clean
+.PHONY: app test test-quick lint bench reproduce reproduce-quick clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -35,8 +35,17 @@ bench: $(STAMP)
 		case $$f in *bench_scale.py) args="--rows 1000000";; *) args="";; esac; \
 		$(BIN)/python $$f $$args || exit 1; done
 
+## Regenerate the four reports in docs/reproduction at the papers' repetition counts (50 for
+## importance Figs. 3/4 and FriendlyCore Fig. 5, 30 for FriendlyCore Figs. 6-7, 5 for max-cover).
+## Wall time on an idle 2-core machine, measured from the runs' logs: importance ~2.5 h
+## (Covertype ~1.5 h, MNIST ~1 h, gas 2 min), FriendlyCore ~1.5 h, max-cover ~50 min,
+## sensitivity ~8 min: about 5 h in all, longer under load. Single-threaded BLAS per run.
+## `make reproduce-quick` writes small versions to a scratch folder, not to the reports.
 reproduce: $(STAMP)
-	$(BIN)/python -m dpcore.cli reproduce all
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m dpcore.cli reproduce all
+
+reproduce-quick: $(STAMP)
+	$(BIN)/python -m dpcore.cli reproduce all --quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -241,7 +241,8 @@ def deviations(meta: dict) -> pd.DataFrame:
     rows = [
         ("repetitions (Figs. 3/4)", "50 per cell, median with 25/75 % band",
          "; ".join(f"{DATA_NAMES.get(k, k)}: {v}" for k, v in reps.items()),
-         "wall time on the shared 2-core machine (see the run line)"),
+         "wall time on the shared 2-core machine (see the run line); "
+         "`python -m dpcore.reproduce.importance` (or `make reproduce`) runs all 50"),
         ("data sets (Figs. 3/4)", "KDD-Protein, RNA, Song, Covertype (main); Ijcnn1, Pose, "
          "MiniBooNE, FMA (App. B)", "Covertype; plus MNIST (70,000 × 784) and the gas drift "
          "data (6,697 × 128, batches 1–6, 8, 9) with our m grids",

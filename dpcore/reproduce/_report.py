@@ -43,7 +43,7 @@ def markdown_table(df: pd.DataFrame, floatfmt: str | int = ".4g") -> str:
     def cell(v: object) -> str:
         if isinstance(v, float | np.floating):
             return "–" if math.isnan(v) else format(v, spec)
-        return str(v)
+        return str(v).replace("|", "\\|")  # a literal | would split the cell
 
     lines = ["| " + " | ".join(map(str, df.columns)) + " |", "|" + "---|" * len(df.columns)]
     lines += ["| " + " | ".join(map(cell, row)) + " |" for row in df.itertuples(index=False)]

@@ -52,7 +52,13 @@ def kv18_clip_width(n: int, sigma: float, beta: float) -> float:
     return 4.0 * sigma * math.sqrt(math.log(n / beta))
 
 
-def _check(x: np.ndarray, sigma: float, radius: float, beta: float, ndim: int) -> np.ndarray:
+def _check(x: np.ndarray, sigma: float, radius: float, beta: float, ndim: int,
+           budget: tuple[str, float], range_share: float) -> np.ndarray:
+    name, value = budget
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    if not 0 < range_share < 1:
+        raise ValueError(f"range_share must be in (0, 1), got {range_share!r}")
     x = np.asarray(x, dtype=float)
     if x.ndim != ndim or x.shape[0] < 1:
         raise ValueError(f"data must be a non-empty {ndim}-D array, got shape {x.shape}")
@@ -95,11 +101,7 @@ def kv18_mean_1d(
     beta : float
         Failure probability of the clipping range.
     """
-    x = _check(x, sigma, radius, beta, 1)
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
-    if not 0 < range_share < 1:
-        raise ValueError(f"range_share must be in (0, 1), got {range_share!r}")
+    x = _check(x, sigma, radius, beta, 1, ("epsilon", epsilon), range_share)
     gen = as_generator(rng)
     n = x.size
     half = math.ceil(radius / sigma)
@@ -127,11 +129,7 @@ def kv18_mean(
     rotate : bool
         Apply a uniformly random rotation first (data-independent; undone on the estimate).
     """
-    X = _check(X, sigma, radius, beta, 2)
-    if not (math.isfinite(rho) and rho > 0):
-        raise ValueError(f"rho must be a finite number > 0, got {rho!r}")
-    if not 0 < range_share < 1:
-        raise ValueError(f"range_share must be in (0, 1), got {range_share!r}")
+    X = _check(X, sigma, radius, beta, 2, ("rho", rho), range_share)
     gen = as_generator(rng)
     n, d = X.shape
     Q = special_ortho_group.rvs(d, random_state=gen) if rotate and d > 1 else np.eye(d)

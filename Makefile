@@ -37,9 +37,10 @@ bench: $(STAMP)
 
 ## Regenerate the four reports in docs/reproduction at the papers' repetition counts (50 for
 ## importance Figs. 3/4 and FriendlyCore Fig. 5, 30 for FriendlyCore Figs. 6-7, 5 for max-cover).
-## Wall time on an idle 2-core machine, measured from the runs' logs: importance ~2.5 h
-## (Covertype ~1.5 h, MNIST ~1 h, gas 2 min), FriendlyCore ~1.5 h, max-cover ~50 min,
-## sensitivity ~8 min: about 5 h in all, longer under load. Single-threaded BLAS per run.
+## Measured on this 2-core machine (1-min load 1 to 20 while six others worked): importance
+## Covertype 108 s per 4 repetitions at load ~1 (50 reps ~25 min), gas 50 reps ~7 min, MNIST not
+## measured (estimate ~1 h); FriendlyCore Fig. 5 ~3 min idle, Figs. 6-7 ~1 h; max-cover ~50 min;
+## sensitivity ~8 min idle (24 min at load 16). About 3-3.5 h idle, far longer under load.
 ## `make reproduce-quick` writes small versions to a scratch folder, not to the reports.
 reproduce: $(STAMP)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m dpcore.cli reproduce all

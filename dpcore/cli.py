@@ -370,6 +370,8 @@ def _reproduce_modules() -> list[str]:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    from dpcore.reproduce._report import scratch_dir
+
     available = _reproduce_modules()
     papers = available if args.paper == "all" else [args.paper]
     if not papers:
@@ -384,8 +386,14 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         module = importlib.import_module(f"dpcore.reproduce.{paper}")
         if not hasattr(module, "main"):
             raise CLIError(f"dpcore.reproduce.{paper} has no main(argv) function")
+        argv = ["--quick"] if args.quick else []
+        # A quick run writes to a scratch folder (its own per paper), never to the committed
+        # reports in docs/reproduction; --out chooses another folder.
+        out = args.out or (scratch_dir() if args.quick else None)
+        if out is not None:
+            argv += ["--out", str(Path(out) / paper if args.paper == "all" else out)]
         try:
-            status = module.main(["--quick"] if args.quick else [])
+            status = module.main(argv)
         except SystemExit as exc:  # argparse inside main
             status = exc.code
         except Exception as exc:  # one paper failing must not stop "all"
@@ -589,7 +597,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("reproduce", parents=[quiet],
                          help="regenerate a paper's reproduction report")
     rep.add_argument("paper", help="module of dpcore.reproduce, or 'all'")
-    rep.add_argument("--quick", action="store_true", help="small, fast version")
+    rep.add_argument("--quick", action="store_true",
+                     help="small, fast version, written to a scratch folder (not the reports)")
+    rep.add_argument("--out", help="report folder (default: docs/reproduction; --quick: scratch)")
     rep.set_defaults(func=cmd_reproduce)
 
     app = sub.add_parser("app", parents=[quiet], help="start the dashboard")

@@ -120,6 +120,13 @@ _ALGORITHMS: list[ClusteringAlgorithm] = [
         "FC_Clustering with a DP-Lloyd fallback (paper 002, Sec. 5.2.5)",
     ),
     ClusteringAlgorithm(
+        "LSH clustering (Google CK21)", "lsh_clustering",
+        "dpcore.baselines.lsh_clustering:LSHClustering",
+        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "delta": delta,
+                                     "radius": r},
+        "private LSH prefix tree + k-means++ on its coreset (FriendlyCore's baseline, paper 002)",
+    ),
+    ClusteringAlgorithm(
         "diffprivlib KMeans (reference)", "diffprivlib_kmeans", "diffprivlib.models:KMeans",
         lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps},
         "IBM diffprivlib's DP k-means (optional extra)",

@@ -143,7 +143,9 @@ def test_reproduce_calls_the_papers_main(monkeypatch, capsys):
         monkeypatch.setitem(sys.modules, mod.__name__, mod)
     monkeypatch.setattr(cli, "_reproduce_modules", lambda: ["alpha", "beta"])
     assert run(["reproduce", "beta", "--quick"], capsys)[0] == 0
-    assert calls == [("beta", ["--quick"])]
+    from dpcore.reproduce._report import scratch_dir
+
+    assert calls == [("beta", ["--quick", "--out", str(scratch_dir())])]  # never the reports
     assert run(["reproduce", "all"], capsys)[0] == 0
     assert calls[1:] == [("alpha", []), ("beta", [])]
 

@@ -40,18 +40,23 @@ def test_delivered_confidence_table():
     assert abs(row["mean Phi(delta_hat)"] - row["k/(m+1)"]) < 4 * row["se"]
 
 
-def test_appendix_c_sampled_below_global():
-    appc = rep.appendix_c(ds=(1, 20), gammas=(0.5, 0.1), rng=0)
-    assert (appc.sampled <= appc["global"]).all()
-    # n·G = ‖U − U'‖₁ has mean d/3: for d = 20 the sampled max sits well below d/n
-    assert (appc[appc.d == 20]["global/sampled"] > 1.5).all()
+def test_appendix_c_gap_is_bounded_by_three_not_striking():
+    """The report's App. C finding: with the sharp L1 bound d/n the reduction is at most ≈ 3×
+    (n·G = ‖U − U'‖₁ has mean d/3 and concentrates), far from one decade. At d = 20 the ratio is
+    in (1.5, 3.5). Bug caught: a global bound that is not sharp (e.g. √d·d/n, or d/n computed
+    with the wrong n) would put the ratio above 3.5 and fake the paper's 'striking' gap; a
+    sampler inverting the wrong order statistic (k − 1 from the top) would push it below 1.5."""
+    appc = rep.appendix_c(ds=(20,), gammas=(0.5, 0.1), rng=0)
+    assert ((appc["global/sampled"] > 1.5) & (appc["global/sampled"] < 3.5)).all(), appc
 
 
 def test_svm_sensitivity_far_below_proposition_19():
     tab = rep.svm_sensitivity(ds=(8,), gammas=(0.5,), m=12, rng=0)
     assert tab.k.tolist() == [sampler_k(12, 0.5)]
     assert tab["global"].iloc[0] == pytest.approx(19.067, abs=1e-3)
-    assert tab.sampled.iloc[0] < 0.05  # paper: "hovers around 0.01"
+    # paper: "hovers around 0.01"; our full run (m = 1500) gives 0.0024 at γ = 0.5: with m = 12
+    # a 10× band around 0.005 still fails a sensitivity off by the factor C = 3 or n
+    assert 5e-4 < tab.sampled.iloc[0] < 0.02
 
 
 def sampler_k(m, gamma):
@@ -85,8 +90,11 @@ def test_main_quick_writes_report_and_figures(tmp_path):
     text = (tmp_path / "sensitivity_sampler.md").read_text()
     assert "| 0.1 | 0.00974461 | 285 | 285 | 292 |" in text
     assert "## Claims of spec §7" in text and "Findings and errata" in text
-    figures = sorted(p.name for p in (tmp_path / "figures").iterdir())
-    assert figures == [f"sensitivity_fig{i}.html" for i in (1, 2, 3, 4, 5, 6, 7, 9)]
+    assert "## Differences from the paper" in text
+    figures = {p.name for p in (tmp_path / "figures").iterdir()}
+    for i in (1, 2, 3, 4, 5, 6, 7, 9):
+        assert {f"sensitivity_fig{i}.html", f"sensitivity_fig{i}.png"} <= figures
+    assert "plotly.min.js" in figures and "![" in text
 
 
 def test_figure1_ecdf_and_true_cdf():

@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import functools
 import math
+import os
 import time
 import warnings
 from collections.abc import Sequence
@@ -44,7 +45,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 from scipy import optimize, stats
 from threadpoolctl import threadpool_limits
 
@@ -63,15 +63,13 @@ from dpcore.importance import (
 )
 from dpcore.lloyd import dp_lloyd, lloyd_statistics, random_ball_centers
 from dpcore.noise import laplace, sample_l2_exponential
-from dpcore.plots import COLORS, utility_curve_figure
 from dpcore.privacy import PrivacyLeakWarning
-from dpcore.reproduce._report import markdown_table
+from dpcore.reproduce._report import report_dir
 from dpcore.rng import RNGLike, as_generator
 
 __all__ = [
     "EPS_GRID",
     "Prepared",
-    "claims_table",
     "covertype_runs",
     "figure2_curves",
     "figure2_weights",
@@ -86,6 +84,7 @@ __all__ = [
 ]
 
 COVERTYPE_FILE = "covertype.csv.gz"
+REPORT_NAME = "importance_sampling.md"
 #: The paper's ε grid (its code uses 50 instead of 30; spec §6.3 / §9.7).
 EPS_GRID = (0.5, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
 M_FIG3 = (5000, 20000, 75000)
@@ -151,6 +150,29 @@ def load_covertype() -> Prepared:
         )
     df = pd.read_csv(path)
     return preprocess(df.drop(columns="label").to_numpy(dtype=float))
+
+
+#: Further public data sets in ``data_dir()`` that fit the paper's setting (unlabelled k-means
+#: on numeric features, n ≫ m): grids scaled like the paper's (m up to ≈ n x̃ / r²).
+EXTRA_DATASETS = {
+    "mnist": {"m_fig3": (3000, 5000, 10000), "m_fig4": (3000, 5000, 8000, 10000, 15000)},
+    "gas": {"m_fig3": (100, 200, 400), "m_fig4": (100, 200, 300, 400, 600)},
+}
+
+
+@functools.lru_cache(maxsize=2)
+def load_extra(name: str) -> Prepared:
+    """MNIST (70,000 × 784 pixels, train + test) or the gas-sensor drift data (6,697 × 128,
+    batches 1–6, 8, 9), pre-processed as in the paper (§6.2)."""
+    if name == "mnist":
+        z = np.load(data_dir() / "mnist.npz")
+        X = np.vstack([z["x_train"], z["x_test"]]).astype(float)
+    elif name == "gas":
+        df = pd.read_csv(data_dir() / "gas_drift_partial.csv.gz")
+        X = df[[f"f{i}" for i in range(1, 129)]].to_numpy(float)
+    else:
+        raise ValueError(f"dataset must be one of {sorted(EXTRA_DATASETS)}, got {name!r}")
+    return preprocess(X)
 
 
 def subsample(P: Prepared, n: int, *, rng: RNGLike = 0) -> Prepared:
@@ -428,8 +450,13 @@ def covertype_runs(
     reps: int = 10,
     seed: int = 0,
     progress: bool = False,
+    first_rep: int = 0,
 ) -> pd.DataFrame:
     """Run every (sampler, m, ε) cell ``reps`` times; one row per run (tidy).
+
+    Repetition ``rep`` of cell ``c`` uses the stream ``default_rng([seed, c, rep])``, so
+    repetitions ``first_rep … first_rep + reps − 1`` extend an earlier run with the same cells
+    and seed exactly (the papers' 50 repetitions can be run in blocks and concatenated).
 
     Columns: sampler (unif/core/opt/full), m, epsilon, rep, cost (cost/n on all rows), sample
     (realised size), delivered_epsilon, beta_sum, beta_count, t_weights, t_calibration,
@@ -447,7 +474,7 @@ def covertype_runs(
             if progress:
                 print(f"  {LABEL[sampler]:>4} m={m:>8} ε={eps:<6g} infeasible: {err}", flush=True)
             continue
-        for rep in range(reps):
+        for rep in range(first_rep, first_rep + reps):
             rng = np.random.default_rng([seed, c, rep])  # one independent stream per run
             rows.append({"sampler": LABEL[sampler], "m": setup.m, "epsilon": eps, "rep": rep,
                          "delivered_epsilon": setup.delivered_epsilon,
@@ -546,344 +573,53 @@ def fig2_checks(weights: pd.DataFrame, curves: pd.DataFrame) -> dict:
             "w_var_range": (float(weights["variance"].min()), float(weights["variance"].max()))}
 
 
-def claims_table(summary: pd.DataFrame, fig2: dict, timing: pd.DataFrame | None,
-                 x_tilde: float) -> pd.DataFrame:
-    """C4–C11 of spec §7, paper statement against what was measured (C1–C3, C6 are unit tests)."""
-    rows = [
-        ("C1–C3", "Thm 6 reduces to Prop. 3; ψ ≥ ε(1,x) and decreasing in q; Algorithm 1 weights "
-         "≥ 1, ψ ≤ ε*, active constraint, monotone in ‖x‖, equal to the Lambert-W form",
-         "unit and property tests in tests/test_importance.py (hypothesis), closed form and "
-         "bisection agree to 1e-12", "reproduced"),
-    ]
-    rows.append((
-        "C4", "Fig. 2 left: privacy-constrained ≈ variance-optimal weights, decreasing in the "
-        "norm; uniform n/m ≈ 52.6",
-        f"b = 1, ε* = {fig2['target']:.1f}: corr(w_priv, w_var) = {fig2['corr']:.3f}, "
-        f"Spearman(w_priv, ‖x‖₁) = {fig2['spearman_norm']:.3f}; w_priv ∈ "
-        f"[{fig2['w_priv_range'][0]:.1f}, {fig2['w_priv_range'][1]:.1f}], w_var ∈ "
-        f"[{fig2['w_var_range'][0]:.1f}, {fig2['w_var_range'][1]:.1f}]",
-        "reproduced" if fig2["corr"] > 0.9 and fig2["spearman_norm"] < -0.99 else "differs"))
-    rows.append((
-        "C5", "Fig. 2 right: privacy-constrained dominates uniform in (max loss, MSE), MSE close "
-        "to variance-optimal",
-        f"at every b (equal m_b) max loss priv ≤ unif: {fig2['loss_ok']} (≈ 2.2× lower), "
-        f"MSE priv/unif ≤ {fig2['max_ratio_unif_equal_m']:.3f}; at equal max loss the uniform "
-        f"curve's MSE is {fig2['min_dominance']:.2f}–{fig2['max_dominance']:.2f}× the "
-        f"privacy-constrained one; priv/var-opt MSE ≤ {fig2['max_ratio_to_var']:.3f}",
-        "reproduced" if fig2["loss_ok"] and fig2["mse_ok"] else "differs"))
-    rows.append(("C6", "q_priv and q_core highly correlated, both increasing in ‖x‖",
-                 "Spearman = 1 on Covertype-like data (tests/test_importance.py::test_c6_*)",
-                 "reproduced"))
-
-    eps_vals = sorted(e for e in summary["epsilon"].unique() if math.isfinite(e))
-    m_vals = sorted(summary.loc[summary["sampler"] != "full", "m"].unique())
-    wins = {"core": 0, "opt": 0}
-    total = 0
-    for m in m_vals:
-        for e in eps_vals:
-            u, c, o = (_cell(summary, s, m, e) for s in ("unif", "core", "opt"))
-            if u is None or c is None or o is None:
-                continue
-            total += 1
-            wins["core"] += int(c["median"] < u["median"])
-            wins["opt"] += int(o["median"] < u["median"])
-    small = [(m, e) for m in m_vals for e in eps_vals if e <= 3]
-    below = all((_cell(summary, "unif", m, e) is None
-                 or _cell(summary, "unif", m, e)["median"] < x_tilde) for m, e in small)
-    big_eps = max(eps_vals) if eps_vals else math.nan
-    conv = []
-    for m in m_vals:
-        for s in ("unif", "core"):
-            a, b = _cell(summary, s, m, big_eps), _cell(summary, s, m, math.inf)
-            if a is not None and b is not None:
-                conv.append(a["median"] / b["median"])
-    rows.append((
-        "C7", "Fig. 3: unif worst, core beats unif, opt on par or slightly better; costs → "
-        "non-private as ε grows; stay below x̃ as ε → 0",
-        f"median cost below unif in {wins['core']}/{total} (core) and {wins['opt']}/{total} (opt) "
-        f"(m, ε) cells; at ε = {big_eps:g} cost / non-private cost ∈ "
-        f"[{min(conv, default=math.nan):.3f}, {max(conv, default=math.nan):.3f}]; all unif "
-        f"medians at ε ≤ 3 below x̃ = {x_tilde:.4g}: {below}",
-        "reproduced" if total and wins["core"] >= 0.75 * total and wins["opt"] >= 0.75 * total
-        else "partly"))
-    decreasing, approach = [], []
-    for e in (3.0, 100.0):
-        full = _cell(summary, "full", None, e)
-        for s in ("unif", "core", "opt"):
-            sel = summary[(summary["sampler"] == s) & (summary["epsilon"] == e)].sort_values("m")
-            if len(sel) >= 2:
-                decreasing.append(float(sel["median"].iloc[-1]) < float(sel["median"].iloc[0]))
-                if full is not None:
-                    approach.append((s, e, float(sel["median"].iloc[-1]) / float(full["median"])))
-    rows.append((
-        "C8", "Fig. 4: cost decreases with m; unif worst; all approach full data as m → n, core "
-        "and opt faster",
-        f"largest-m cost below smallest-m cost in {sum(decreasing)}/{len(decreasing)} curves; "
-        "ratio to full at the largest m: "
-        + ", ".join(f"{s} ε={e:g}: {r:.2f}" for s, e, r in approach),
-        "reproduced" if decreasing and all(decreasing) else "partly"))
-    rows.append(("C9", "App. B: other data sets (Ijcnn1, Pose, MiniBooNE, FMA)",
-                 "not run: those data sets are not in ../shared/data", "not checked"))
-    if timing is not None and len(timing):
-        t = timing.set_index(["sampler", "m"])
-        ok_weights = bool((t["t_weights"] < 0.5).all())
-        rel = timing[timing["sampler"] != "full"]
-        ratio = (rel["rel_total_pct"] / rel["m_over_n_pct"])
-        rows.append((
-            "C10", "Fig. 5 / Table 2: weights and sampling negligible; total ≈ m/n of full "
-            "DP-Lloyd; Covertype opt m = 20000: 4.30 %",
-            f"all t_weights < 0.5 s: {ok_weights} (max {timing['t_weights'].max():.3f} s); "
-            f"rel. total / (m/n) ∈ [{ratio.min():.2f}, {ratio.max():.2f}]; opt m = 20000: "
-            + _opt20k(timing),
-            "reproduced" if ok_weights else "differs"))
-    rows.append((
-        "C11", "Headline: at equal m and ε, core and opt below unif on all data sets, also at "
-        "medium/low privacy; core ≈ opt",
-        f"Covertype: see C7 ({wins['core']}/{total} core, {wins['opt']}/{total} opt cells)",
-        "reproduced" if total and min(wins.values()) >= 0.75 * total else "partly"))
-    return pd.DataFrame(rows, columns=["claim", "paper", "measured", "verdict"])
+def _load(name: str) -> Prepared:
+    return load_covertype() if name == "covertype" else load_extra(name)
 
 
-def _opt20k(timing: pd.DataFrame) -> str:
-    sel = timing[(timing["sampler"] == "opt") & np.isclose(timing["m"], 20000)]
-    return "n/a" if sel.empty else f"{float(sel['rel_total_pct'].iloc[0]):.2f} %"
-
-
-# --------------------------------------------------------------------------------------------
-# Report
-# --------------------------------------------------------------------------------------------
-
-
-def _save(fig: go.Figure, folder: Path, name: str) -> str:
-    folder.mkdir(parents=True, exist_ok=True)
-    fig.write_html(folder / f"{name}.html", include_plotlyjs="cdn")
-    return f"figures/{name}.html"
-
-
-def _fig2_figures(weights: pd.DataFrame, curves: pd.DataFrame) -> tuple[go.Figure, go.Figure]:
-    left = go.Figure()
-    for col, color in (("uniform", PAPER_COLORS["unif"]), ("privacy", PAPER_COLORS["opt"]),
-                       ("variance", "#CC79A7")):
-        left.add_trace(go.Scatter(x=weights["rank"], y=weights[col], mode="markers", name=col,
-                                  marker={"size": 4, "color": color}))
-    left.update_layout(title="Fig. 2 (left): weights at m = 19, points ordered by ℓ1 norm",
-                       xaxis_title="point (by ℓ1 norm)", yaxis_title="importance weight w",
-                       yaxis_type="log")
-    right = go.Figure()
-    for s, color in (("uniform", PAPER_COLORS["unif"]), ("privacy", PAPER_COLORS["opt"]),
-                     ("variance", "#CC79A7")):
-        g = curves[curves["strategy"] == s].sort_values("b")
-        right.add_trace(go.Scatter(x=g["max_loss"], y=g["mse"], mode="lines+markers", name=s,
-                                   line={"color": color}, text=[f"b = {b:.3g}" for b in g["b"]]))
-    right.update_layout(title="Fig. 2 (right): max PDP loss vs MSE over b ∈ [3, 3000]",
-                        xaxis_title="max PDP loss", yaxis_title="MSE", xaxis_type="log",
-                        yaxis_type="log")
-    return left, right
-
-
-def _fig3(summary: pd.DataFrame, m: float) -> go.Figure:
-    rows = []
-    for s in ("unif", "core", "opt"):
-        sel = summary[(summary["sampler"] == s) & np.isclose(summary["m"], m)]
-        rows.append(sel[np.isfinite(sel["epsilon"])].assign(algorithm=s))
-    full = summary[summary["sampler"] == "full"].assign(algorithm="full")
-    data = pd.concat([*rows, full[np.isfinite(full["epsilon"])]], ignore_index=True)
-    fig = utility_curve_figure(data[["algorithm", "epsilon", "median", "q25", "q75"]],
-                               metric_title="cost / n on all data", log_y=True)
-    for s, dash in (("unif", "dot"), ("core", "dash")):
-        ref = _cell(summary, s, m, math.inf)
-        if ref is not None:
-            fig.add_hline(y=float(ref["median"]), line_dash=dash, line_color=PAPER_COLORS[s],
-                          annotation_text=f"{s} ε = ∞")
-    fig.update_layout(title=f"Fig. 3, Covertype, m = {m:g}")
-    return fig
-
-
-def _fig4(summary: pd.DataFrame, eps: float) -> go.Figure:
-    fig = go.Figure()
-    for i, s in enumerate(("unif", "core", "opt")):
-        g = summary[(summary["sampler"] == s) & (summary["epsilon"] == eps)].sort_values("m")
-        color = PAPER_COLORS.get(s, COLORS[i])
-        fig.add_trace(go.Scatter(x=np.r_[g["m"], g["m"][::-1]],
-                                 y=np.r_[g["q75"], g["q25"][::-1]], fill="toself",
-                                 line={"color": "rgba(0,0,0,0)"}, fillcolor=color, opacity=0.2,
-                                 hoverinfo="skip", showlegend=False))
-        fig.add_trace(go.Scatter(x=g["m"], y=g["median"], mode="lines+markers", name=s,
-                                 line={"color": color}))
-    full = _cell(summary, "full", None, eps)
-    if full is not None:
-        fig.add_hline(y=float(full["median"]), line_dash="dash", annotation_text="full data")
-    fig.update_layout(title=f"Fig. 4, Covertype, ε = {eps:g}", xaxis_title="m (expected)",
-                      yaxis_title="cost / n on all data", yaxis_type="log")
-    return fig
-
-
-def write_report(out: Path, *, fig2w, fig2c, summary, timing, claims, meta: dict,
-                 variants: pd.DataFrame | None = None,
-                 splits: pd.DataFrame | None = None) -> Path:
-    """Write the markdown report and figures (paths relative to ``out``'s folder)."""
-    folder = out.parent / "figures"
-    left, right = _fig2_figures(fig2w, fig2c)
-    links = {"fig2_left": _save(left, folder, "importance_fig2_weights"),
-             "fig2_right": _save(right, folder, "importance_fig2_curves")}
-    fig3_ms = sorted(summary.loc[summary["sampler"] == "unif", "m"].unique())
-    for m in fig3_ms:
-        if len(summary[(summary["sampler"] == "unif") & np.isclose(summary["m"], m)]) > 2:
-            links[f"fig3_m{m:g}"] = _save(_fig3(summary, m), folder, f"importance_fig3_m{m:g}")
-    for e in EPS_FIG4:
-        if len(summary[(summary["sampler"] == "unif") & (summary["epsilon"] == e)]) > 2:
-            links[f"fig4_eps{e:g}"] = _save(_fig4(summary, e), folder, f"importance_fig4_eps{e:g}")
-
-    table = summary.copy()
-    table["epsilon"] = table["epsilon"].map(lambda e: "∞" if not math.isfinite(e) else f"{e:g}")
-    table["m"] = table["m"].map(lambda m: f"{m:.0f}")
-    lines = [
-        "# Reproduction: Personalized Privacy Amplification via Importance Sampling",
-        "",
-        "Fay, Mair & Sjölund, TMLR 12/2024 (`../shared/seeds/000_*`, `001_*`); spec "
-        "`../shared/spec/importance_sampling.md`. Regenerate with "
-        f"`python -m dpcore.reproduce.importance{' --quick' if meta['quick'] else ''}` "
-        "(or `dpcore reproduce importance`).",
-        "",
-        f"Run: {meta['when']}, {meta['runtime']:.0f} s, {meta['reps']} repetitions per cell"
-        f"{' (QUICK run: reduced grid)' if meta['quick'] else ''}; data: {meta['data']}.",
-        "",
-        "## Protocol and deliberate differences",
-        "",
-        "Covertype pre-processed as in the paper (§6.2): n = "
-        f"{meta['n']}, d = {meta['d']}, r = {meta['r']:.2f}, x̃ = {meta['x_tilde']:.2f} "
-        "(Table 1: 566486, 54, 4489.17, 3839798.28). k = 25, T = 10, ρ = 0.225, B calibrated "
-        "per (sampler, m, ε) so that the whole sampled mechanism is ε-DP (§6.4; opt: ε* = ε and "
-        "B chosen so that Σq = m). Initial centres: k random points of the sample, as in the "
-        "paper (not covered by the DP analysis, like the pre-processing; spec §9.12).",
-        "",
-        "* **Sum noise.** We sample the density ∝ exp(−‖ζ‖₂/β_sum) exactly (Gamma(d, β_sum) "
-        "radius). The authors' code draws an Exponential(β_sum) radius: its noise norm is about "
-        f"d = {meta['d']} times smaller, and it is not ε-DP (the density ratio is unbounded near "
-        "0). One would expect larger costs than the paper's at small ε; the variants section "
-        "below measures the effect (small here, because the count noise dominates).",
-        "* **Edge cases.** Noisy counts below 1 keep the previous centre and centres are clipped "
-        "to the ball of radius r (post-processing; the paper divides literally).",
-        "* **Coreset ε** is the exact maximum of Eq. 5 (grid + Brent), not a 100-point grid.",
-        "* **ε grid** is the paper's {0.5, 1, 3, 10, 30, 100, 300, 1000} (its code used 50 for "
-        "30).",
-        "",
-        "## Claims (spec §7)",
-        "",
-        markdown_table(claims),
-        "",
-        "## Figure 2: Laplace weighted sum (n = 1000, d = 10, σ² = 1/d)",
-        "",
-        f"Left panel: [{links['fig2_left']}]({links['fig2_left']}); right panel: "
-        f"[{links['fig2_right']}]({links['fig2_right']}). Privacy-constrained weights at b = 1 "
-        f"with ε* = {fig2w['target_epsilon'].iloc[0]:.2f} (Σq = 19); on the right ε*_b = "
-        "max‖x‖₁/b (sampling for free) fixes m_b. MSE over "
-        f"{meta['fig2_runs']} runs per point, and exactly.",
-        "",
-        markdown_table(fig2c.assign(b=fig2c["b"].map(lambda b: f"{b:.3g}"))),
-        "",
-        "## Figures 3/4: Covertype, cost/n (median [q25, q75])",
-        "",
-        " · ".join(f"[{k}]({v})" for k, v in links.items() if k.startswith("fig3") or
-                   k.startswith("fig4")),
-        "",
-        markdown_table(table[["sampler", "m", "epsilon", "median", "q25", "q75", "runs"]]),
-        "",
-    ]
-    infeasible = meta.get("infeasible")
-    if infeasible is not None and len(infeasible):
-        lines += ["Cells that cannot exist (no noise level meets the target):", ""]
-        lines += [f"* {r.sampler} m = {r.m:g}, ε = {r.epsilon:g}: {r.infeasible}"
-                  for r in infeasible.itertuples()]
-        lines += [""]
-    if timing is not None and len(timing):
-        tt = timing.copy()
-        tt["m"] = tt["m"].map(lambda m: f"{m:.0f}")
-        lines += [
-            "## Table 2: timings on Covertype, ε = 3 (seconds, medians)",
-            "",
-            "t_weights: every point's q given the noise (opt: the closed-form Algorithm 1); "
-            "t_calibration: the search for B (not timed in the paper); t_lloyd: DP-Lloyd on the "
-            "sample. Paper (128-core Epyc, Rust weights): full 15.69 s … ; Covertype opt m = "
-            "20000: 4.30 % of full.",
-            "",
-            markdown_table(tt, ".4g"),
-            "",
-        ]
-    if variants is not None and len(variants):
-        vt = variants.copy()
-        vt["cell"] = [f"{r.sampler} m={r.m:.0f} ε={r.epsilon:g}" for r in vt.itertuples()]
-        piv = vt.pivot(index="cell", columns="variant", values="median")
-        piv = piv[[v for v in VARIANTS if v in piv.columns]].reset_index()
-        lines += [
-            "## DP-Lloyd variants: where the gap to the paper's figures comes from",
-            "",
-            "Median cost/n over the same seeds and samples; "
-            + "; ".join(f"**{k}**: {v}" for k, v in VARIANTS.items()) + ".",
-            "",
-            markdown_table(piv),
-            "",
-        ]
-        if {"dpcore", "literal", "authors_code"} <= set(piv.columns):
-            lit = piv["literal"] / piv["dpcore"]
-            auth = piv["authors_code"] / piv["literal"]
-            lines += [
-                f"Applying the ratio literally costs {lit.min():.2f}–{lit.max():.2f}× our "
-                "median (a noisy count near or below 0 throws a centre far out, and that "
-                "cluster is lost for the remaining iterations); with the literal ratio, the "
-                f"authors' ≈ d-times-smaller noise changes the cost by {auth.min():.2f}–"
-                f"{auth.max():.2f}×. Both the noise density and the edge-case rule move the "
-                "costs, so the paper's cost levels are not directly comparable to a correct "
-                "implementation; the sampler ordering is.",
-                "",
-            ]
-    if splits is not None and len(splits):
-        st = splits.copy()
-        st["m"] = st["m"].map(lambda m: f"{m:.0f}")
-        lines += [
-            "## Noise split: the paper's Su et al. ratio leaves the counts almost no budget",
-            "",
-            "The paper sets β_count = (4dρ²)^{1/3} β_sum (Su et al. 2016, derived for data in "
-            "[−1, 1]^d). With r = 4489 the count part of ε(1, x) at ‖x‖ = r is "
-            "1/(1 + κr) ≈ 1e-4: at ε = 3 the counts get Laplace noise of scale ≈ 3.3e4 while "
-            "a cluster holds ≈ 2e4 points, so the count noise, not the sum noise, dominates the "
-            "error. Giving the counts a fixed share of ε (same total ε, same sampler "
-            "calibration, `count_share=` in `DPLloyd` / `calibrate_lloyd`):",
-            "",
-            markdown_table(st[["sampler", "m", "epsilon", "count_share", "beta_count",
-                               "beta_sum", "median", "q25", "q75"]]),
-            "",
-        ]
-    lines += [
-        "## Notes",
-        "",
-        "* The gap between samplers comes from the noise each may use at the same (m, ε): core "
-        "permits ≈ 2.3× smaller β_sum than unif at m = 5000, ε = 3 (spec §6.4).",
-        "* The expected effect of the authors' too-small sum noise (≈ d×) is small here: with "
-        "the paper's noise split the count noise dominates (see the two sections above).",
-        "* C9 (appendix data sets) is not checked: the data are not available here.",
-    ]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return out
+def _cells_for(name: str, quick: bool) -> list:
+    if name == "covertype":
+        if quick:
+            cells = fig3_cells(m_grid=(5000, 20000), eps_grid=(1.0, 3.0, 100.0, 1000.0))
+            return cells + fig4_cells(m_grid=(5000, 10000, 20000), skip=cells)
+        cells = fig3_cells()
+        return cells + fig4_cells(skip=cells)
+    g = EXTRA_DATASETS[name]
+    cells = fig3_cells(m_grid=g["m_fig3"])
+    return cells + fig4_cells(m_grid=g["m_fig4"], skip=cells)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Regenerate ``docs/reproduction/importance_sampling.md`` (``--quick`` for a short run)."""
+    """Regenerate ``importance_sampling.md`` (``--quick``: short run in a scratch folder)."""
+    from dpcore.reproduce._importance_report import theory_checks, write_report
+
     parser = argparse.ArgumentParser(prog="python -m dpcore.reproduce.importance",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="small grid, 3 repetitions, 150k-row Covertype subsample")
-    parser.add_argument("--reps", type=int, default=None, help="repetitions per cell (≥ 10 full)")
-    parser.add_argument("--out", type=Path,
-                        default=ROOT / "docs" / "reproduction" / "importance_sampling.md")
+                        help="small grid, 3 repetitions, 150k-row Covertype subsample only")
+    parser.add_argument("--reps", type=int, default=None,
+                        help="repetitions per cell (default: the paper's 50; quick: 3)")
+    parser.add_argument("--datasets", default=None,
+                        help="comma-separated subset of covertype,mnist,gas (default: all)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="report folder (default: docs/reproduction; --quick: a scratch "
+                             "folder, never the committed report)")
+    parser.add_argument("--from-runs", type=Path, default=None,
+                        help="rebuild from saved importance_runs_<data>.csv.gz (and the "
+                             "variants/splits/timing CSVs) in this folder: no new Lloyd runs")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-timing", action="store_true", help="skip the Table 2 timings")
     args = parser.parse_args(argv)
     quick = args.quick
-    reps = args.reps or (3 if quick else 10)
+    reps = args.reps or (3 if quick else 50)
     if reps < 1:
         parser.error("--reps must be ≥ 1")
+    names = (args.datasets or ("covertype" if quick else "covertype,mnist,gas")).split(",")
+    if "covertype" not in names or not set(names) <= {"covertype", *EXTRA_DATASETS}:
+        parser.error("--datasets must include covertype and name only covertype, mnist, gas")
+    out = report_dir(args.out, quick)
+    figs = out / "figures"
+    figs.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     warnings.simplefilter("ignore", PrivacyLeakWarning)  # the paper's protocol; stated above
 
@@ -892,50 +628,59 @@ def main(argv: Sequence[str] | None = None) -> int:
     fig2w = figure2_weights(X)
     fig2c = figure2_curves(X, n_runs=fig2_runs, rng=args.seed)
     print("Figure 2 done", flush=True)
-
     try:
-        P = load_covertype()
+        prepared = {n: _load(n) for n in names}
     except FileNotFoundError as err:
         print(f"error: {err}")
         return 2
-    data = "Covertype (all rows)"
     if quick:
-        P = subsample(P, 150_000, rng=args.seed)
-        data = "Covertype, 150,000-row random subsample (quick)"
-        cells = fig3_cells(m_grid=(5000, 20000), eps_grid=(1.0, 3.0, 100.0, 1000.0))
-        cells += fig4_cells(m_grid=(5000, 10000, 20000), skip=cells)
-    else:
-        cells = fig3_cells()
-        cells += fig4_cells(skip=cells)
-    runs = covertype_runs(P, cells, reps=reps, seed=args.seed, progress=True)
-    summary = summarize(runs)
-    infeasible = (runs.loc[runs["rep"] < 0, ["sampler", "m", "epsilon", "infeasible"]]
-                  if "infeasible" in runs else pd.DataFrame())
-    timing = None
-    if not args.no_timing:
-        timing = timing_table(P, m_grid=(5000, 20000) if quick else
-                              (5000, 10000, 15000, 20000, 50000, 75000),
-                              reps=2 if quick else 3)
+        prepared["covertype"] = subsample(prepared["covertype"], 150_000, rng=args.seed)
+    src = args.from_runs
+    runs = {}
+    for n in names:
+        f = None if src is None else src / f"importance_runs_{n}.csv.gz"
+        if f is not None and f.exists():
+            runs[n] = pd.read_csv(f)
+        else:
+            runs[n] = covertype_runs(prepared[n], _cells_for(n, quick), reps=reps,
+                                     seed=args.seed, progress=True)
+        runs[n].to_csv(figs / f"importance_runs_{n}.csv.gz", index=False)
+    P = prepared["covertype"]
+
+    def saved(name: str, make):
+        f = None if src is None else src / name
+        df = pd.read_csv(f) if f is not None and f.exists() else make()
+        df.to_csv(figs / name, index=False)
+        return df
+
+    timing_reps = 2 if quick else 5
+    timing = None if args.no_timing else saved("importance_timing.csv", lambda: timing_table(
+        P, m_grid=(5000, 20000) if quick else (5000, 10000, 15000, 20000, 50000, 75000),
+        reps=timing_reps))
+    vreps = 3 if quick else 12
     variant_cells = [(s, 20000, 3.0) for s in ("uniform", "coreset", "privacy")]
     variant_cells += [("coreset", 20000, 100.0), (None, None, 3.0)]
-    variants = variant_runs(P, variant_cells, reps=reps, seed=args.seed + 7)
-    print("variants done", flush=True)
+    variants = saved("importance_variants.csv", lambda: variant_runs(
+        P, variant_cells, reps=vreps, seed=args.seed + 7))
     split_cells = [(None, None, e) for e in (1.0, 3.0, 30.0)]
     split_cells += [(s, 20000, e) for e in (1.0, 3.0, 30.0) for s in ("uniform", "privacy")]
-    splits = split_runs(P, split_cells, reps=reps, seed=args.seed + 11)
-    print("splits done", flush=True)
-    claims = claims_table(summary, fig2_checks(fig2w, fig2c), timing, P.mean_sq_norm)
-    meta = {"quick": quick, "reps": reps, "when": time.strftime("%Y-%m-%d %H:%M UTC",
-                                                                 time.gmtime()),
-            "runtime": time.perf_counter() - start, "data": data, "n": P.n, "d": P.dim,
-            "r": P.radius, "x_tilde": P.mean_sq_norm, "fig2_runs": fig2_runs,
-            "infeasible": infeasible}
-    path = write_report(args.out, fig2w=fig2w, fig2c=fig2c, summary=summary, timing=timing,
-                        claims=claims, meta=meta, variants=variants, splits=splits)
-    runs.to_csv(path.parent / "figures" / "importance_runs.csv.gz", index=False)
-    variants.to_csv(path.parent / "figures" / "importance_variants.csv", index=False)
-    splits.to_csv(path.parent / "figures" / "importance_splits.csv", index=False)
-    print(claims.to_string(index=False))
+    splits = saved("importance_splits.csv", lambda: split_runs(
+        P, split_cells, reps=vreps, seed=args.seed + 11))
+    reps_by = {}
+    for n, r in runs.items():
+        c = r[r["rep"] >= 0].groupby(["sampler", "m", "epsilon"]).size()
+        reps_by[n] = f"{c.min()}" if c.min() == c.max() else f"{c.min()}–{c.max()}"
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
+    meta = {"command": "python -m dpcore.reproduce.importance" + (" --quick" if quick else ""),
+            "run": f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+                   f"{time.perf_counter() - start:.0f} s wall (1-min load average at the end "
+                   f"{load:.1f} on 2 cores){'; QUICK run: reduced grid' if quick else ''}"
+                   + ("; Lloyd runs read from saved CSVs" if src is not None else ""),
+            "reps_by_data": reps_by, "timing_reps": timing_reps, "variant_reps": vreps}
+    path = write_report(out / REPORT_NAME, fig2w=fig2w, fig2c=fig2c, runs=runs,
+                        prepared=prepared, timing=timing, variants=variants, splits=splits,
+                        checks=theory_checks(P), fig2=fig2_checks(fig2w, fig2c), meta=meta,
+                        variant_keys=VARIANTS)
     print(f"wrote {path}")
     return 0
 

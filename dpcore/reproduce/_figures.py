@@ -1,0 +1,183 @@
+"""Figures of the reproduction reports: one description, two renderings.
+
+A figure is a list of :class:`Panel` s, each a list of :class:`Series` (a line, optionally with a
+band such as the 0.1/0.9 quantiles, or a dashed reference line). :func:`save_figure` renders it
+twice:
+
+* a static PNG (matplotlib, Agg backend) that the markdown report embeds, so it reads on any code
+  host;
+* an interactive HTML file (plotly) that loads ``plotly.min.js`` from the same folder
+  (``include_plotlyjs="directory"``): one shared copy of the library from the installed plotly
+  package, no CDN, so the figures work offline.
+
+Every panel has its own legend; every method has one fixed colour across panels and reports
+(:data:`METHOD_COLORS`, looked up by :func:`method_color`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["METHOD_COLORS", "Panel", "Series", "markdown_figure", "method_color", "save_figure"]
+
+#: One colour per method, shared by all four reports (colour-blind safe Okabe–Ito first).
+METHOD_COLORS: dict[str, str] = {
+    # importance sampling (the paper's own palette, prior_art §1)
+    "unif": "#0072B2", "core": "#009E73", "opt": "#E69F00", "full": "#555555",
+    # FriendlyCore
+    "FC_Avg": "#D55E00", "FC_Clustering": "#D55E00", "FC_Clustering (PCA oracle)": "#D55E00",
+    "CoinPress t=2": "#56B4E9", "CoinPress t=4": "#0072B2", "CoinPress t=8": "#332288",
+    "CoinPress t=20": "#117733", "CoinPress t=40": "#44AA99",
+    "KV18": "#CC79A7", "Gaussian (ball R+√d+3)": "#999933", "non-private mean": "#000000",
+    "LSH_Clustering ε=2": "#AA4499",
+    "DPLloyd ε=2": "#882255", "DPLloyd ε=1.41": "#DDCC77",
+    # max-cover
+    "maxcover": "#D55E00", "dplloyd": "#882255", "diffprivlib": "#999933", "lloyd": "#000000",
+    "one centre (mean)": "#777777", "balcan": "#CC79A7",
+    # sensitivity sampler
+    "sampler": "#009E73", "global": "#0072B2", "non-private": "#000000",
+    "sampled": "#009E73", "analytic": "#0072B2",
+}
+_PALETTE = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7",
+            "#332288", "#117733", "#44AA99", "#88CCEE", "#AA4499")
+
+
+def method_color(name: str) -> str:
+    """The fixed colour of a method (a stable hash into the palette for names not listed)."""
+    if name in METHOD_COLORS:
+        return METHOD_COLORS[name]
+    digest = hashlib.sha256(name.encode()).digest()[0]
+    return _PALETTE[digest % len(_PALETTE)]
+
+
+@dataclass
+class Series:
+    """One line of a panel; ``lo``/``hi`` draw a band; ``reference=True`` a dashed line."""
+
+    name: str
+    x: Sequence[float]
+    y: Sequence[float]
+    lo: Sequence[float] | None = None
+    hi: Sequence[float] | None = None
+    reference: bool = False
+    color: str | None = None
+    markers_only: bool = False
+
+    def colour(self) -> str:
+        return self.color or method_color(self.name)
+
+
+@dataclass
+class Panel:
+    title: str
+    xlabel: str
+    ylabel: str
+    series: list[Series] = field(default_factory=list)
+    log_x: bool = False
+    log_y: bool = False
+    ylim: tuple[float, float] | None = None
+
+
+def _finite(v) -> np.ndarray:
+    return np.asarray(v, dtype=float)
+
+
+def _png(path: Path, title: str, panels: list[Panel], ncols: int) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    nrows = math.ceil(len(panels) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
+    for ax, p in zip(axes.flat, panels, strict=False):
+        for s in p.series:
+            x, y, c = _finite(s.x), _finite(s.y), s.colour()
+            if s.lo is not None and s.hi is not None:
+                ax.fill_between(x, _finite(s.lo), _finite(s.hi), color=c, alpha=0.18, lw=0)
+            style = dict(color=c, label=s.name, lw=1.6)
+            if s.reference:
+                ax.plot(x, y, ls="--", **style)
+            elif s.markers_only:
+                ax.plot(x, y, ls="none", marker="o", ms=5, **style)
+            else:
+                ax.plot(x, y, marker="o", ms=3, **style)
+        ax.set_title(p.title, fontsize=9)
+        ax.set_xlabel(p.xlabel, fontsize=8)
+        ax.set_ylabel(p.ylabel, fontsize=8)
+        if p.log_x:
+            ax.set_xscale("log")
+        if p.log_y:
+            ax.set_yscale("log")
+        if p.ylim is not None:
+            ax.set_ylim(*p.ylim)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6.5, loc="best", framealpha=0.8)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def _html(path: Path, title: str, panels: list[Panel], ncols: int) -> None:
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    nrows = math.ceil(len(panels) / ncols)
+    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[p.title for p in panels],
+                        horizontal_spacing=0.08, vertical_spacing=0.14)
+    for i, p in enumerate(panels):
+        row, col = i // ncols + 1, i % ncols + 1
+        legend = "legend" if i == 0 else f"legend{i + 1}"
+        for s in p.series:
+            x, y, c = _finite(s.x), _finite(s.y), s.colour()
+            if s.lo is not None and s.hi is not None:
+                fig.add_trace(go.Scatter(
+                    x=np.concatenate([x, x[::-1]]),
+                    y=np.concatenate([_finite(s.hi), _finite(s.lo)[::-1]]),
+                    fill="toself", fillcolor=c, opacity=0.18, line=dict(width=0),
+                    hoverinfo="skip", showlegend=False, legend=legend), row=row, col=col)
+            mode = "markers" if s.markers_only else "lines" if s.reference else "lines+markers"
+            fig.add_trace(go.Scatter(
+                x=x, y=y, name=s.name, mode=mode, legend=legend,
+                line=dict(color=c, dash="dash" if s.reference else "solid"),
+                marker=dict(color=c)), row=row, col=col)
+        xa = "xaxis" if i == 0 else f"xaxis{i + 1}"
+        ya = "yaxis" if i == 0 else f"yaxis{i + 1}"
+        fig.layout[xa].update(title_text=p.xlabel, type="log" if p.log_x else "linear")
+        fig.layout[ya].update(title_text=p.ylabel, type="log" if p.log_y else "linear")
+        if p.ylim is not None:
+            lo, hi = p.ylim
+            fig.layout[ya].update(range=[math.log10(lo), math.log10(hi)] if p.log_y else [lo, hi])
+        xd, yd = fig.layout[xa].domain, fig.layout[ya].domain
+        fig.layout[legend] = dict(x=xd[1], y=yd[1], xanchor="right", yanchor="top",
+                                  bgcolor="rgba(255,255,255,0.7)", font=dict(size=9))
+    fig.update_layout(title=title, template="plotly_white", height=380 * nrows,
+                      width=520 * ncols, margin=dict(t=80))
+    fig.write_html(path, include_plotlyjs="directory", full_html=True)
+
+
+def save_figure(folder: Path, name: str, title: str, panels: list[Panel], *,
+                ncols: int | None = None) -> str:
+    """Write ``folder/name.png`` and ``folder/name.html``; return the markdown that shows the
+    PNG and links the interactive version (paths relative to the report, ``figures/...``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    ncols = ncols or min(3, len(panels))
+    _png(folder / f"{name}.png", title, panels, ncols)
+    _html(folder / f"{name}.html", title, panels, ncols)
+    return markdown_figure(folder.name, name, title)
+
+
+def markdown_figure(folder: str, name: str, caption: str) -> str:
+    """``![caption](folder/name.png)`` plus a link to the interactive HTML."""
+    return (f"![{caption}]({folder}/{name}.png)\n\n"
+            f"Interactive version (works offline): [{name}.html]({folder}/{name}.html)")

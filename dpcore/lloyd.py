@@ -104,7 +104,7 @@ __all__ = [
 _BLOCK_ROWS = 4096
 # Worker threads of the Lloyd loop (numpy and BLAS release the GIL) and the least rows per thread.
 _N_THREADS = min(2, os.cpu_count() or 1)
-_MIN_ROWS_PER_THREAD = 8192
+_MIN_ROWS_PER_THREAD = 2048
 PRESETS = ("paper", "auto")
 
 

@@ -122,11 +122,13 @@ class LloydDomain:
         """
         X = np.asarray(X, dtype=float)
         if self.noise == "l2":
-            sq = np.einsum("ij,ij->i", X, X) if x_sq is None else np.array(x_sq, dtype=float)
-            if np.any(self.center != 0):
-                sq -= 2.0 * (X @ self.center)
-                sq += float(self.center @ self.center)
-            return np.sqrt(np.maximum(sq, 0.0))
+            sq = np.einsum("ij,ij->i", X, X) if x_sq is None else np.asarray(x_sq, dtype=float)
+            if not np.any(self.center != 0):
+                return np.sqrt(sq)
+            sq = sq - 2.0 * (X @ self.center)
+            sq += float(self.center @ self.center)
+            np.maximum(sq, 0.0, out=sq)
+            return np.sqrt(sq, out=sq)
         inv_u = 1.0 / self.weights
         out = np.empty(X.shape[0])
         for a in range(0, X.shape[0], _CHUNK):

@@ -659,7 +659,9 @@ class DPLloyd:
                                                radius=dom.radius, n_iter=t,
                                                sample_size=self.sample_size, count_share=share)
         q = table[bins]
-        idx, w = poisson_sample(q, rng=gen)
+        # Definition 5 as in poisson_sample, without re-validating q (a table of probabilities).
+        idx = np.flatnonzero(gen.random(q.shape[0]) < q)
+        w = 1.0 / q[idx]
         S, n_out = dom.clip(X[idx])
         if n_out:
             warnings.warn("some points lie outside the declared domain; they were clipped to it "

@@ -31,8 +31,10 @@ DEFAULT_GRID = 4096
 
 def grid_bins(norms: np.ndarray, radius: float, grid: int = DEFAULT_GRID) -> np.ndarray:
     """Bin index j = ⌈‖x‖ G / r⌉ of each norm, clipped to [0, G] (norms beyond r go to G)."""
-    idx = np.ceil(np.asarray(norms, dtype=float) * (int(grid) / float(radius)))
-    return np.clip(idx, 0, int(grid)).astype(np.intp)
+    idx = np.asarray(norms, dtype=float) * (int(grid) / float(radius))
+    np.ceil(idx, out=idx)
+    np.clip(idx, 0, int(grid), out=idx)
+    return idx.astype(np.intp)
 
 
 def calibrate_lloyd_histogram(
@@ -78,12 +80,14 @@ def calibrate_lloyd_histogram(
     kappa = _split_kappa(dim, r, rho, count_share)
     grid = r * np.arange(g + 1) / g
 
-    def q_table(bs: float) -> np.ndarray:
-        slopes = lloyd_profile(grid, beta_sum=bs, beta_count=kappa * bs, n_iter=t).slopes
+    def q_table(bs: float, z: np.ndarray = grid) -> np.ndarray:
+        slopes = lloyd_profile(z, beta_sum=bs, beta_count=kappa * bs, n_iter=t).slopes
         return 1.0 / privacy_constrained_weights(slopes, eps)
 
+    occupied = np.flatnonzero(counts)  # empty bins add nothing to the expected size
+    z_occ, c_occ = grid[occupied], counts[occupied]
     bs_full = _beta_sum_for_radius_slope(eps, r, t, kappa)
-    bs, m = _privacy_noise_for_size(lambda b: float(counts @ q_table(b)), bs_full, sample_size,
-                                    max(int(counts.sum()), 1), eps)
+    bs, m = _privacy_noise_for_size(lambda b: float(c_occ @ q_table(b, z_occ)), bs_full,
+                                    sample_size, max(int(counts.sum()), 1), eps)
     b_const = _noise_constant(bs, dim=dim, radius=r, n_iter=t, rho=rho)
     return LloydCalibration("privacy", eps, m, bs, kappa * bs, b_const), q_table(bs)

@@ -76,10 +76,10 @@ from dpcore.importance import (
 from dpcore.kmeans_domain import (
     LloydDomain,
     auto_count_share,
-    auto_n_iter,
     ball_domain,
     box_domain,
     declared_n,
+    error_budget_n_iter,
 )
 from dpcore.noise import laplace, sample_l2_exponential
 from dpcore.privacy import PrivacyLeakWarning, PureDP
@@ -353,7 +353,8 @@ class DPLloyd:
         noise (weighted ℓ1 sensitivity), or the one with less expected noise ("auto").
     n_iter : int or "auto", optional
         T. Default: 10 with ``preset="paper"``; "auto" (and the default with ``preset="auto"``)
-        chooses T from ε, n, d and k (:func:`dpcore.kmeans_domain.auto_n_iter`, Su et al. 2016).
+        chooses T from ε, n, d, k and the domain
+        (:func:`dpcore.kmeans_domain.error_budget_n_iter`, after Su et al. 2016).
     n : float, optional
         Public (declared or privately estimated) number of rows, used by ``n_iter="auto"`` and
         by ``sampler="uniform"``; otherwise X.shape[0] is read with a PrivacyLeakWarning.
@@ -506,12 +507,6 @@ class DPLloyd:
                 dom: LloydDomain) -> tuple[int, float | None]:
         """T and the count share (None = the paper's Su et al. ratio)."""
         auto = self.preset == "auto"
-        t = self.n_iter
-        if t is None:
-            t = "auto" if auto else 10
-        if t == "auto":
-            n = declared_n(self.n, n_rows, why="n_iter='auto'", stacklevel=4)
-            t = auto_n_iter(eps, n, d, k)
         share = self.count_share
         if share is None and auto:
             share = "auto"
@@ -519,6 +514,13 @@ class DPLloyd:
             if share != "auto":
                 raise ValueError(f"count_share must be a number in (0, 1) or 'auto', got {share!r}")
             share = auto_count_share(dom)
+        t = self.n_iter
+        if t is None:
+            t = "auto" if auto else 10
+        if t == "auto":
+            n = declared_n(self.n, n_rows, why="n_iter='auto'", stacklevel=4)
+            f = auto_count_share(dom) if share is None else share
+            t = error_budget_n_iter(eps, n, k, dom, f)
         return int(t), None if share is None else float(share)
 
     # ---- fitting ----------------------------------------------------------------------------

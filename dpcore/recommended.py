@@ -8,13 +8,15 @@ configured from the public information an analyst has:
   Laplace with a weighted-ℓ1 sensitivity or the L2-exponential noise with the half-diagonal,
   whichever has less noise);
 * the budget: the count/sum split minimises a noisy centre's error
-  (:func:`~dpcore.kmeans_domain.auto_count_share`) and T follows
-  :func:`recommended_n_iter` (Su et al.'s ε_m, with a floor measured in
-  ``benchmarks/bench_kmeans.py``);
+  (:func:`~dpcore.kmeans_domain.auto_count_share`) and T is the most rounds whose predicted
+  centre error stays within 1 % of the domain (:func:`~dpcore.kmeans_domain.error_budget_n_iter`,
+  3 ≤ T ≤ 10), both from Su et al.'s (2016) error model and measured in
+  ``benchmarks/bench_kmeans.py``;
 * optionally a private seeding (``seeding="maxcover"``: :class:`dpcore.maxcover.MaxCoverKMeans`
   on a share of the budget, then DP-Lloyd from its centres; (ε, δ)-DP by basic composition).
-  It is **off by default** because it did not measurably help (see the benchmark report in
-  the docstring of :func:`recommended_n_iter` and the issue-15 report).
+  It is **off by default** because it did not measurably help: on the KDD-like set at ε = 1
+  (share 0.2, δ = 1e-6, ``grid_stride=8``) the cost was 1.609× non-private against 1.606× without
+  seeding, and the seeding took 490 s per fit on 200,000 × 38 rows (this round's max-cover).
 
 n is public: declare it (``n=``, or estimate it privately with
 :func:`dpcore.bounds.private_row_count` and pay for it); otherwise it is read off the data with a
@@ -36,29 +38,13 @@ import math
 
 import numpy as np
 
-from dpcore.kmeans_domain import SU_RHO, auto_n_iter, declared_n
+from dpcore.kmeans_domain import declared_n
 from dpcore.lloyd import DPLloyd
 from dpcore.privacy import ApproxDP, PureDP
 from dpcore.privacy_grid import DEFAULT_GRID
 from dpcore.rng import RNGLike, as_generator
 
-__all__ = ["MIN_ITER", "DPKMeans", "recommended_n_iter"]
-
-# Floor of T: from data-independent initial centres Lloyd needs a few rounds; at ε ∈ {0.5, 1, 3}
-# T = 5 beat T ∈ {2, 3} on Covertype, MNIST and KDD-like data (benchmarks/bench_kmeans.py).
-MIN_ITER = 5
-MAX_ITER = 7
-
-
-def recommended_n_iter(epsilon: float, n: float, dim: int, k: int) -> int:
-    """T = clamp(⌊ε/ε_m⌋, 5, 7) with Su et al.'s ε_m (:func:`dpcore.kmeans_domain.auto_n_iter`).
-
-    Su et al. (2016) / diffprivlib clamp to [2, 7]; from the data-independent start of
-    :class:`~dpcore.lloyd.DPLloyd` two rounds were too few in our measurements (Covertype
-    ε = 1: cost 1.46× non-private at T = 2, 1.32× at T = 3, 1.21× at T = 5), hence the floor 5.
-    """
-    return auto_n_iter(epsilon, n, dim, k, rho=SU_RHO, lo=MIN_ITER, hi=MAX_ITER)
-
+__all__ = ["DPKMeans"]
 
 class DPKMeans:
     """Recommended ε-DP k-means (see the module docstring).
@@ -77,7 +63,7 @@ class DPKMeans:
         Public (declared or privately estimated) number of rows; read off X with a
         PrivacyLeakWarning if omitted.
     n_iter : int or "auto"
-        T; "auto" = :func:`recommended_n_iter`.
+        T; "auto" = :func:`dpcore.kmeans_domain.error_budget_n_iter`.
     count_share : float or "auto"
         Share of each round's ε for the counts; "auto" = the error-minimising share.
     sum_noise : "auto", "l2" or "laplace"
@@ -150,17 +136,15 @@ class DPKMeans:
             raise ValueError(f"epsilon must be > 0 (inf for no noise), got {self.epsilon!r}")
         k = self.n_clusters
         gen = as_generator(self.rng)
-        t = self.n_iter
-        if t == "auto" and math.isfinite(eps):
-            n = declared_n(self.n, X.shape[0], why="DPKMeans(n_iter='auto')")
-            t = recommended_n_iter(eps, n, X.shape[1], int(k))
-        elif t == "auto":
-            t = MAX_ITER
+        t, n_pub = self.n_iter, self.n
+        if t == "auto":  # resolved by DPLloyd (error_budget_n_iter), which needs a public n
+            n_pub = declared_n(self.n, X.shape[0], why="DPKMeans(n_iter='auto')")
+            t = None
         init, eps_lloyd, self.seeding_ = "random_ball", eps, None
         if self.seeding == "maxcover":
             init, eps_lloyd = self._maxcover_seeds(X, eps, gen)
         lloyd = DPLloyd(
-            k, epsilon=eps_lloyd, bounds=self.bounds, radius=self.radius, n=self.n,
+            k, epsilon=eps_lloyd, bounds=self.bounds, radius=self.radius, n=n_pub,
             sum_noise=self.sum_noise, n_iter=t, preset="auto", count_share=self.count_share,
             sampler=self.sampler, sample_size=self.sample_size,
             q_grid=DEFAULT_GRID if self.sampler == "privacy" else None, diagnostics=False,

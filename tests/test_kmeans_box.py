@@ -21,6 +21,8 @@ from dpcore.kmeans_domain import (
     auto_n_iter,
     ball_domain,
     box_domain,
+    centre_error,
+    error_budget_n_iter,
 )
 from dpcore.lloyd import DPLloyd, noisy_lloyd_update
 from dpcore.privacy import PrivacyLeakWarning, PureDP
@@ -205,7 +207,7 @@ def test_auto_preset_needs_a_public_n():
         km = DPLloyd(3, epsilon=1.0, bounds=box, preset="auto", n=500, rng=0).fit(X)
         rec = DPKMeans(3, epsilon=1.0, bounds=box, n=500, rng=0).fit(X)
     assert km.count_share_ == pytest.approx(auto_count_share(km.domain_))
-    assert rec.privacy_ == PureDP(1.0) and 5 <= rec.n_iter_ <= 7
+    assert rec.privacy_ == PureDP(1.0) and 3 <= rec.n_iter_ <= 10
 
 
 def test_paper_preset_is_unchanged_by_default():
@@ -278,3 +280,17 @@ def test_each_iteration_checkpoints_and_cancel_stops_the_fit():
     ctl.cancel()
     with controlled(ctl), pytest.raises(Cancelled):
         DPLloyd(3, epsilon=1.0, bounds=box, n_iter=4, rng=0).fit(X)
+
+
+def test_error_budget_rule_spends_rounds_only_while_the_noise_is_small():
+    # Catches an inverted rule (more rounds at a smaller budget) and a T ignoring n.
+    dom = box_domain((np.zeros(10), np.ones(10)))
+    f = auto_count_share(dom)
+    ts = [error_budget_n_iter(e, 10**5, 10, dom, f) for e in (0.01, 0.1, 1.0, 100.0)]
+    assert ts == sorted(ts) and ts[0] == 3 and ts[-1] == 10
+    assert error_budget_n_iter(1.0, 10**3, 10, dom, f) <= error_budget_n_iter(1.0, 10**6, 10,
+                                                                              dom, f)
+    t = ts[2]
+    if t < 10:
+        assert centre_error(1.0, 10**5, 10, t + 1, dom, f) > 0.01
+    assert centre_error(1.0, 10**5, 10, t, dom, f) <= 0.01 or t == 3

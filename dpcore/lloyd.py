@@ -534,13 +534,11 @@ class DPLloyd:
         if sampler is None:
             return calibrate_lloyd(None, **common), None
         if sampler == "uniform":
-            if self.n is None:
-                warnings.warn("sampler='uniform' sets the rate m/n from the data size n, which "
-                              "the analysis treats as public; pass n=", PrivacyLeakWarning,
-                              stacklevel=3)
-            common["n"] = n_pub = int(round(declared_n(self.n, n, why="")) if self.n else n)
+            n_pub = round(declared_n(self.n, n, why="sampler='uniform' (rate m/n)",
+                                         stacklevel=5))
+            common["n"] = n_pub
             cal = calibrate_lloyd("uniform", sample_size=m, **common)
-            return cal, np.full(n, uniform_probabilities(n_pub, cal.sample_size)[0])
+            return cal, np.full(n, cal.sample_size / n_pub)
         if sampler == "coreset":
             warnings.warn("sampler='coreset' reads n and the mean squared norm x̃ off the data "
                           "(the paper treats them as public; spec §9.12)", PrivacyLeakWarning,

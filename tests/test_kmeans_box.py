@@ -294,3 +294,25 @@ def test_error_budget_rule_spends_rounds_only_while_the_noise_is_small():
     if t < 10:
         assert centre_error(1.0, 10**5, 10, t + 1, dom, f) > 0.01
     assert centre_error(1.0, 10**5, 10, t, dom, f) <= 0.01 or t == 3
+
+
+def test_uniform_sampler_with_a_declared_n_does_not_read_n_off_the_data():
+    # Catches q = m/X.shape[0] (a leak) when n is declared: the rate uses the declared n.
+    X, box, _ = skewed_box_data(2000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        km = DPLloyd(3, epsilon=1.0, bounds=box, sampler="uniform", sample_size=200, n=4000,
+                     rng=0).fit(X)
+    np.testing.assert_allclose(km.probabilities_, 200 / 4000)
+    with pytest.warns(PrivacyLeakWarning, match="pass n="):
+        DPLloyd(3, epsilon=1.0, bounds=box, sampler="uniform", sample_size=200, rng=0).fit(X)
+
+
+def test_dpkmeans_bad_inputs_name_the_parameter():
+    X, box, _ = skewed_box_data(300)
+    with pytest.raises(ValueError, match="bounds=.*radius="):
+        DPKMeans(3, epsilon=1.0, n=300).fit(X)
+    with pytest.raises(ValueError, match="seeding"):
+        DPKMeans(3, epsilon=1.0, bounds=box, n=300, seeding="kmeans++").fit(X)
+    with pytest.raises(ValueError, match="delta"):
+        DPKMeans(3, epsilon=1.0, bounds=box, n=300, seeding="maxcover").fit(X)

@@ -535,7 +535,7 @@ class DPLloyd:
             return calibrate_lloyd(None, **common), None
         if sampler == "uniform":
             n_pub = round(declared_n(self.n, n, why="sampler='uniform' (rate m/n)",
-                                         stacklevel=5))
+                                     stacklevel=5))
             common["n"] = n_pub
             cal = calibrate_lloyd("uniform", sample_size=m, **common)
             return cal, np.full(n, cal.sample_size / n_pub)

@@ -310,7 +310,7 @@ def test_uniform_sampler_with_a_declared_n_does_not_read_n_off_the_data():
 
 def test_dpkmeans_bad_inputs_name_the_parameter():
     X, box, _ = skewed_box_data(300)
-    with pytest.raises(ValueError, match="bounds=.*radius="):
+    with pytest.raises(ValueError, match=r"bounds=.*radius="):
         DPKMeans(3, epsilon=1.0, n=300).fit(X)
     with pytest.raises(ValueError, match="seeding"):
         DPKMeans(3, epsilon=1.0, bounds=box, n=300, seeding="kmeans++").fit(X)

@@ -691,6 +691,7 @@ class DPLloyd:
         if not hasattr(self, "cluster_centers_"):
             raise ValueError("this DPLloyd is not fitted yet; call fit(X) first")
         X = self._check_X(X)
+        self._squared_norms(X)  # finiteness
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, the model was fitted with "
                              f"{self.n_features_in_}")

@@ -38,13 +38,17 @@ import math
 
 import numpy as np
 
-from dpcore.kmeans_domain import declared_n
+from dpcore.kmeans_domain import box_domain, declared_n
 from dpcore.lloyd import DPLloyd
+from dpcore.noise import laplace
 from dpcore.privacy import ApproxDP, PureDP
 from dpcore.privacy_grid import DEFAULT_GRID
 from dpcore.rng import RNGLike, as_generator
 
-__all__ = ["DPKMeans"]
+__all__ = ["SEEDINGS", "DPKMeans"]
+
+SEEDINGS = (None, "moments", "maxcover")
+_CHUNK = 16384
 
 class DPKMeans:
     """Recommended ε-DP k-means (see the module docstring).
@@ -71,9 +75,11 @@ class DPKMeans:
     sampler, sample_size : optional
         Importance sampling as in :class:`~dpcore.lloyd.DPLloyd`; ``sampler="privacy"`` uses the
         one-pass histogram calibration (:mod:`dpcore.privacy_grid`).
-    seeding : None or "maxcover"
-        Private initial centres from :class:`dpcore.maxcover.MaxCoverKMeans` (ball of the box's
-        half-diagonal around its centre) with ``seed_share`` of ε and ``delta``.
+    seeding : None, "moments" or "maxcover"
+        Private initial centres: "moments" — a private per-feature mean and spread
+        (``seed_share`` of ε, box only; pure DP); "maxcover" — :class:`dpcore.maxcover.
+        MaxCoverKMeans` (ball of the box's half-diagonal around its centre) with ``seed_share``
+        of ε and ``delta``. Neither measurably helped (module docstring), so None is the default.
     seed_share : float in (0, 1)
     delta : float
         δ of the max-cover seeding (0 without seeding).
@@ -129,8 +135,8 @@ class DPKMeans:
         X = DPLloyd._check_X(X)
         if self.bounds is None and self.radius is None:
             raise ValueError("DPKMeans needs public bounds=(lo, hi) or radius=")
-        if self.seeding not in (None, "maxcover"):
-            raise ValueError(f"seeding must be None or 'maxcover', got {self.seeding!r}")
+        if self.seeding not in SEEDINGS:
+            raise ValueError(f"seeding must be one of {SEEDINGS}, got {self.seeding!r}")
         eps = float(self.epsilon)
         if math.isnan(eps) or eps <= 0:
             raise ValueError(f"epsilon must be > 0 (inf for no noise), got {self.epsilon!r}")
@@ -143,6 +149,8 @@ class DPKMeans:
         init, eps_lloyd, self.seeding_ = "random_ball", eps, None
         if self.seeding == "maxcover":
             init, eps_lloyd = self._maxcover_seeds(X, eps, gen)
+        elif self.seeding == "moments" and math.isfinite(eps):
+            init, eps_lloyd = self._moment_seeds(X, eps, gen)
         lloyd = DPLloyd(
             k, epsilon=eps_lloyd, bounds=self.bounds, radius=self.radius, n=n_pub,
             sum_noise=self.sum_noise, n_iter=t, preset="auto", count_share=self.count_share,
@@ -154,12 +162,50 @@ class DPKMeans:
         self.cluster_centers_ = lloyd.cluster_centers_
         self.n_iter_, self.count_share_ = lloyd.n_iter_, lloyd.count_share_
         self.n_features_in_ = X.shape[1]
-        if self.seeding_ is None:
-            self.privacy_ = PureDP(lloyd.privacy_.epsilon)
+        if self.seeding_ is None or self.seeding == "moments":
+            self.privacy_ = PureDP(lloyd.privacy_.epsilon + (eps - eps_lloyd))
         else:  # basic composition of the seeding's (ε₁, δ) with DP-Lloyd's ε₂
             s = self.seeding_.privacy_
             self.privacy_ = ApproxDP(s.epsilon + lloyd.privacy_.epsilon, s.delta)
         return self
+
+    def _moment_seeds(self, X, eps, gen) -> tuple[np.ndarray, float]:
+        """k initial centres from a private per-feature mean and spread (``seed_share`` of ε).
+
+        Three Laplace releases over the clamped, box-centred rows y = clip(x) − c (|y_i| ≤ h_i),
+        each with a third of ε_seed: the count (sensitivity 1), Σ y (per-coordinate scales
+        β u_i, u_i ∝ h_i^{1/3}: weighted-ℓ1 sensitivity Σ h_i/u_i, as for the Lloyd sums) and
+        Σ y² (u_i ∝ h_i^{2/3}, sensitivity Σ h_i²/u_i). Centres = mean + spread ⊙ N(0, 1),
+        clamped to the box: post-processing. With heavy tails the box is far wider than the
+        data, and starting inside the data's spread instead of the box's is what the Lloyd
+        rounds cannot recover from (they only move centres that win points).
+        """
+        if self.bounds is None:
+            raise ValueError("seeding='moments' needs bounds=(lo, hi)")
+        share = float(self.seed_share)
+        if not 0.0 < share < 1.0:
+            raise ValueError(f"seed_share must be in (0, 1), got {self.seed_share!r}")
+        dom = box_domain(self.bounds, X.shape[1])
+        c, h = dom.center, dom.half_ranges
+        e3 = share * eps / 3.0
+        count = 0.0
+        s1 = np.zeros(X.shape[1])
+        s2 = np.zeros(X.shape[1])
+        for a in range(0, X.shape[0], _CHUNK):
+            y = np.clip(X[a:a + _CHUNK], dom.lo, dom.hi) - c
+            count += y.shape[0]
+            s1 += y.sum(axis=0)
+            s2 += np.einsum("ij,ij->j", y, y)
+        u1, u2 = np.cbrt(h / h.max()), np.cbrt((h / h.max()) ** 2)
+        n_noisy = count + laplace(1.0 / e3, rng=gen)
+        n_noisy = max(n_noisy, 1.0)
+        mean = (s1 + laplace(float(np.sum(h / u1)) / e3, size=h.size, rng=gen) * u1) / n_noisy
+        sq = (s2 + laplace(float(np.sum(h * h / u2)) / e3, size=h.size, rng=gen) * u2) / n_noisy
+        mean = np.clip(mean, -h, h)
+        sd = np.sqrt(np.clip(sq - mean * mean, 0.0, h * h))
+        self.seeding_ = None
+        C = mean + sd * gen.standard_normal((int(self.n_clusters), h.size))
+        return np.clip(C, -h, h) + c, (1.0 - share) * eps
 
     def _maxcover_seeds(self, X, eps, gen) -> tuple[np.ndarray, float]:
         from dpcore.maxcover import MaxCoverKMeans

@@ -316,3 +316,14 @@ def test_dpkmeans_bad_inputs_name_the_parameter():
         DPKMeans(3, epsilon=1.0, bounds=box, n=300, seeding="kmeans++").fit(X)
     with pytest.raises(ValueError, match="delta"):
         DPKMeans(3, epsilon=1.0, bounds=box, n=300, seeding="maxcover").fit(X)
+
+
+def test_moment_seeding_spends_its_share_and_starts_inside_the_box():
+    # Catches a seeding whose ε is not counted in privacy_ or centres outside the box.
+    X, box, _ = skewed_box_data(3000)
+    km = DPKMeans(3, epsilon=1.0, bounds=box, n=3000, seeding="moments", seed_share=0.1,
+                  rng=0).fit(X)
+    assert km.privacy_.epsilon == pytest.approx(1.0)
+    assert km.lloyd_.privacy_.epsilon == pytest.approx(0.9)
+    init = km.lloyd_.history_[0]
+    assert np.all(init >= box[0]) and np.all(init <= box[1])

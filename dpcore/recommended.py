@@ -10,7 +10,7 @@ configured from the public information an analyst has:
 * the budget: the count/sum split minimises a noisy centre's error
   (:func:`~dpcore.kmeans_domain.auto_count_share`) and T is the most rounds whose predicted
   centre error stays within 1 % of the domain (:func:`~dpcore.kmeans_domain.error_budget_n_iter`,
-  3 ≤ T ≤ 10), both from Su et al.'s (2016) error model and measured in
+  2 ≤ T ≤ 10), both from Su et al.'s (2016) error model and measured in
   ``benchmarks/bench_kmeans.py``;
 * optionally a private seeding (``seeding="maxcover"``: :class:`dpcore.maxcover.MaxCoverKMeans`
   on a share of the budget, then DP-Lloyd from its centres; (ε, δ)-DP by basic composition).

@@ -827,6 +827,23 @@ def _rootfind_log(f: Callable[[float], float], lo: float, grow: float = 2.0) -> 
     return math.exp(x)
 
 
+def _privacy_noise_for_size(expected_m: Callable[[float], float], bs_full: float,
+                            sample_size: float | None, n: int, eps: float) -> tuple[float, float]:
+    """β_sum ≥ β_full with expected sample size ``expected_m(β_sum) = m`` (Σ q grows with β)."""
+    m_free = expected_m(bs_full)
+    if sample_size is None:
+        return bs_full, m_free
+    m = _check_sample_size(sample_size, n)
+    if m > m_free * (1 + 1e-9):
+        raise ValueError(
+            f"sample_size={m:g} is not reachable with privacy-constrained sampling at "
+            f"epsilon={eps:g}: even the least noise that Assumption 8 allows (ε(1, x) = ε* "
+            f"at ‖x‖ = r) gives an expected sample size of {m_free:.6g}; the largest feasible "
+            f"sample_size is {math.floor(m_free):d}"
+        )
+    return _rootfind_log(lambda b: expected_m(b) - m, bs_full), m
+
+
 def calibrate_lloyd(
     sampler: str | None,
     *,
@@ -882,18 +899,7 @@ def calibrate_lloyd(
             slopes = lloyd_profile(norms, beta_sum=bs, beta_count=kappa * bs, n_iter=t).slopes
             return float(np.sum(1.0 / privacy_constrained_weights(slopes, eps)))
 
-        m_free = expected_m(bs_full)
-        if sample_size is None:
-            return done(bs_full, m_free, eps)
-        m = _check_sample_size(sample_size, n)
-        if m > m_free * (1 + 1e-9):
-            raise ValueError(
-                f"sample_size={m:g} is not reachable with privacy-constrained sampling at "
-                f"epsilon={eps:g}: even the least noise that Assumption 8 allows (ε(1, x) = ε* "
-                f"at ‖x‖ = r) gives an expected sample size of {m_free:.6g}; the largest feasible "
-                f"sample_size is {math.floor(m_free):d}"
-            )
-        bs = _rootfind_log(lambda b: expected_m(b) - m, bs_full)
+        bs, m = _privacy_noise_for_size(expected_m, bs_full, sample_size, n, eps)
         return done(bs, m, eps)
     if sample_size is None:
         raise ValueError(f"sampler={sampler!r} needs sample_size (expected m)")

@@ -57,6 +57,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from scipy import sparse
 
+from dpcore.cancel import checkpoint
 from dpcore.geometry import clip_to_ball, nearest_center, row_norms
 from dpcore.importance import (
     SAMPLERS,
@@ -72,9 +73,18 @@ from dpcore.importance import (
     su_noise_scales,
     uniform_probabilities,
 )
+from dpcore.kmeans_domain import (
+    LloydDomain,
+    auto_count_share,
+    ball_domain,
+    box_domain,
+    declared_n,
+    error_budget_n_iter,
+)
 from dpcore.limits import check_params
 from dpcore.noise import add_l2_exponential, add_laplace
 from dpcore.privacy import PrivacyLeakWarning, PureDP
+from dpcore.privacy_grid import calibrate_lloyd_histogram, grid_bins
 from dpcore.rng import RNGLike, as_generator
 from dpcore.threads import single_threaded_blas
 
@@ -95,7 +105,8 @@ __all__ = [
 _BLOCK_ROWS = 4096
 # Worker threads of the Lloyd loop (numpy and BLAS release the GIL) and the least rows per thread.
 _N_THREADS = min(2, os.cpu_count() or 1)
-_MIN_ROWS_PER_THREAD = 8192
+_MIN_ROWS_PER_THREAD = 2048
+PRESETS = ("paper", "auto")
 
 
 def cluster_sums(
@@ -163,6 +174,8 @@ def noisy_lloyd_update(
     radius: float,
     rng: RNGLike = None,
     min_count: float = 1.0,
+    sum_noise_weights: np.ndarray | None = None,
+    box: np.ndarray | None = None,
 ) -> np.ndarray:
     """One noisy centre update of weighted DP-Lloyd (Algorithm 2, inner loop).
 
@@ -188,6 +201,12 @@ def noisy_lloyd_update(
     rng : None, int or Generator
     min_count : float
         Threshold on the noisy count below which the previous centre is kept.
+    sum_noise_weights : (d,) array, optional
+        Per-coordinate Laplace sum noise of scale β_sum·u_i instead of the L2-exponential one
+        (a box domain, :mod:`dpcore.kmeans_domain`); ε_sum = Σ|x_i|/(β_sum u_i) per point.
+    box : (d,) array, optional
+        Half-ranges h: centres are clamped to [−h, h] (the box, in shifted coordinates)
+        instead of the ball.
 
     Returns
     -------
@@ -206,12 +225,19 @@ def noisy_lloyd_update(
         raise ValueError(f"noise scales must be ≥ 0, got {beta_sum!r}, {beta_count!r}")
     gen = as_generator(rng)
     noisy_counts = add_laplace(counts, beta_count, sensitivity=1.0, rng=gen)
-    noisy_sums = (add_l2_exponential(sums, beta_sum, sensitivity=radius, rng=gen)
-                  if beta_sum > 0 else sums)
+    if sum_noise_weights is None:
+        noisy_sums = (add_l2_exponential(sums, beta_sum, sensitivity=radius, rng=gen)
+                      if beta_sum > 0 else sums)
+    else:
+        # Lap(β·u_i) per coordinate = u_i·(sums_i/u_i + Lap(β)): the ℓ1 sensitivity of sums/u is
+        # Σ h_i/u_i on the box (radius/max u on a ball), what the defended grid needs.
+        u = np.asarray(sum_noise_weights, dtype=float)
+        sens = float(np.sum(box / u)) if box is not None else radius / float(np.max(u))
+        noisy_sums = add_laplace(sums / u, beta_sum, sensitivity=sens, rng=gen) * u
     keep = ~(noisy_counts >= min_count)
     safe = np.where(keep, 1.0, noisy_counts)
     new = np.where(keep[:, None], prev, noisy_sums / safe[:, None])
-    return clip_to_ball(new, radius)
+    return clip_to_ball(new, radius) if box is None else np.clip(new, -box, box)
 
 
 def dp_lloyd(
@@ -221,15 +247,19 @@ def dp_lloyd(
     n_iter: int,
     beta_sum: float,
     beta_count: float,
-    radius: float,
+    radius: float | None = None,
     weights=None,
     rng: RNGLike = None,
     min_count: float = 1.0,
     x_sq: np.ndarray | None = None,
+    domain: LloydDomain | None = None,
 ) -> list[np.ndarray]:
     """Weighted DP-Lloyd (Algorithm 2): T noisy Lloyd steps from ``init_centers``.
 
-    ``X`` must already lie in the ball of radius ``radius`` (see :class:`DPLloyd`, which clips).
+    ``X`` must already lie in the ball of radius ``radius`` (see :class:`DPLloyd`, which clips),
+    or in ``domain`` (:mod:`dpcore.kmeans_domain`; then ``radius`` is not needed). With a box
+    the noisy release is of the shifted sums Σ w (x − c) = Σ w x − c Σ w (no copy of X), and
+    the centres are clamped to the box.
     ``x_sq`` (optional) is ``row_norms(X, squared=True)``, computed once here otherwise.
 
     Returns
@@ -238,6 +268,11 @@ def dp_lloyd(
     """
     X = np.asarray(X, dtype=float)
     gen = as_generator(rng)
+    if domain is None:
+        if radius is None:
+            raise ValueError("dp_lloyd needs radius (a ball) or domain")
+        domain = ball_domain(radius, X.shape[1])
+    shift = domain.center if np.any(domain.center != 0) else None
     if x_sq is None:
         x_sq = row_norms(X, squared=True)
     w = None if weights is None else np.asarray(weights, dtype=float)
@@ -256,16 +291,24 @@ def dp_lloyd(
     pool = ThreadPoolExecutor(n_chunks) if n_chunks > 1 else None
     try:
         with single_threaded_blas():
-            for _ in range(int(n_iter)):
+            for it in range(int(n_iter)):
+                checkpoint(it / int(n_iter), f"DP-Lloyd iteration {it + 1} of {int(n_iter)}")
                 if pool is None:
                     sums, counts = stats(centers, chunks[0])
                 else:
                     parts = list(pool.map(lambda sl, c=centers: stats(c, sl), chunks))
                     sums = np.sum([p[0] for p in parts], axis=0)
                     counts = np.sum([p[1] for p in parts], axis=0)
-                centers = noisy_lloyd_update(sums, counts, centers, beta_sum=beta_sum,
-                                             beta_count=beta_count, radius=radius, rng=gen,
-                                             min_count=min_count)
+                prev = centers
+                if shift is not None:  # release Σ w (x − c); Σ w x − c Σ w is the same number
+                    sums, prev = sums - counts[:, None] * shift, centers - shift
+                centers = noisy_lloyd_update(sums, counts, prev, beta_sum=beta_sum,
+                                             beta_count=beta_count, radius=domain.l2_radius,
+                                             rng=gen, min_count=min_count,
+                                             sum_noise_weights=domain.weights,
+                                             box=domain.half_ranges)
+                if shift is not None:
+                    centers = centers + shift
                 history.append(centers)
     finally:
         if pool is not None:
@@ -303,10 +346,28 @@ class DPLloyd:
         k.
     epsilon : float
         Target ε of the released centres (``inf``: no noise, a non-private reference).
-    radius : float
-        Public bound r on ‖x‖₂ (points outside are clipped, with a warning).
-    n_iter : int
-        T, the number of DP-Lloyd iterations (each spends part of ε).
+    radius : float, optional
+        Public bound r on ‖x‖₂ (points outside are clipped, with a warning). Needed unless
+        ``bounds`` is given.
+    bounds : (lo, hi), optional
+        Public per-feature box (scalars or length-d arrays, in the coordinates of X): points are
+        clamped to it, sums are released around the box centre and centres stay in the box; the
+        sum noise is chosen by ``sum_noise`` (:mod:`dpcore.kmeans_domain` has the sensitivity
+        proof). With a sampler the sensitivity norm is ‖x − c‖₂ ≤ half-diagonal (L2 noise).
+    sum_noise : "auto", "l2" or "laplace"
+        Box only: L2-exponential noise with the half-diagonal as radius, per-coordinate Laplace
+        noise (weighted ℓ1 sensitivity), or the one with less expected noise ("auto").
+    n_iter : int or "auto", optional
+        T. Default: 10 with ``preset="paper"``; "auto" (and the default with ``preset="auto"``)
+        chooses T from ε, n, d, k and the domain
+        (:func:`dpcore.kmeans_domain.error_budget_n_iter`, after Su et al. 2016).
+    n : float, optional
+        Public (declared or privately estimated) number of rows, used by ``n_iter="auto"`` and
+        by ``sampler="uniform"``; otherwise X.shape[0] is read with a PrivacyLeakWarning.
+    preset : "paper" or "auto"
+        "paper" (default): the paper's configuration (T = 10, Su et al. ratio
+        β_count/β_sum = (4dρ²)^{1/3}), exactly as the reproduction runs it. "auto": T and the
+        count share from the budget rules of :mod:`dpcore.kmeans_domain`.
     sampler : None, "uniform", "coreset" or "privacy"
         None runs on all data. Otherwise a Poisson sample of expected size ``sample_size`` is
         drawn with q = m/n, q_core (λ = ``lam``; data must be centred), or q_priv = 1/w from
@@ -314,21 +375,27 @@ class DPLloyd:
     sample_size : float, optional
         Expected sample size m. Needed for "uniform" and "coreset"; for "privacy" None means the
         "sampling for free" noise (the full-data noise at ``epsilon``; m is then what it gives).
+    q_grid : int, optional
+        ``sampler="privacy"`` only: use the upper envelope of q_priv on this many norm bins
+        (:mod:`dpcore.privacy_grid`): B from a histogram, one pass over X, no per-point Lambert W.
+        None: the exact per-point q (the paper's).
+    diagnostics : bool
+        Compute ``individual_epsilon_`` (a pass over all n points). Default True.
     lam : float
         λ of the coreset mixture (1/2 in the paper).
     init : "random_ball", "sample" or (k, d) array
-        "random_ball" (default): data-independent (:func:`random_ball_centers`). "sample": k
-        distinct points of the (sampled) data, the paper's choice; warns
-        :class:`~dpcore.privacy.PrivacyLeakWarning` because it is not covered by the guarantee.
-        An array is used as given (clipped to the ball).
+        "random_ball" (default): data-independent (:func:`random_ball_centers`; with a box:
+        uniform in the middle half of the box). "sample": k distinct points of the (sampled)
+        data, the paper's choice; warns :class:`~dpcore.privacy.PrivacyLeakWarning` because it is
+        not covered by the guarantee. An array is used as given (clipped to the domain).
     min_count : float
         Noisy counts below this keep the previous centre (see :func:`noisy_lloyd_update`).
-    count_share : float in (0, 1), optional
+    count_share : float in (0, 1) or "auto", optional
         Share of ε spent on the counts (at ‖x‖ = r). Default: the paper's Su et al. ratio
-        β_count/β_sum = (4dρ²)^{1/3}, which was derived for data in [−1, 1]^d; with a large
-        radius it leaves the counts almost no budget (Covertype: ≈ 0.01 %) and their noise
-        dominates the error. ``count_share=0.1`` cut the cost/n on Covertype 2.7–4× at ε ∈
-        {1, 3}, to near the non-private cost (docs/reproduction/importance_sampling.md).
+        β_count/β_sum = (4dρ²)^{1/3} (``preset="paper"``), which was derived for data in
+        [−1, 1]^d; with a large radius it leaves the counts almost no budget (Covertype:
+        ≈ 0.01 %) and their noise dominates the error. "auto" (default with ``preset="auto"``):
+        the scale-free error-minimising share :func:`dpcore.kmeans_domain.auto_count_share`.
     rng : None, int or Generator
 
     Attributes
@@ -338,11 +405,16 @@ class DPLloyd:
         The guarantee of the whole run (sampling included).
     history_ : list of (k, d) arrays
         Initial centres and the centres after each iteration.
+    n_iter_, count_share_ : int, float
+        T and the count share used (count_share_ is None for the paper's Su et al. ratio).
+    domain_ : LloydDomain
+        The public domain and sum noise used.
     beta_sum_, beta_count_, noise_constant_ : float
         The noise scales used and the paper's constant B.
     calibration_ : LloydCalibration
     individual_epsilon_ : (n,) array
-        Per-point loss ψ(x_i) (Theorem 6) of the training points (ε(1, x_i) without sampling).
+        Per-point loss ψ(x_i) (Theorem 6) of the training points (ε(1, x_i) without sampling);
+        only with ``diagnostics=True``.
     sample_indices_, sample_weights_, probabilities_ : arrays
         Only when sampled: the kept rows, their weights 1/q and every point's q.
     """
@@ -352,22 +424,34 @@ class DPLloyd:
         n_clusters: int,
         *,
         epsilon: float,
-        radius: float,
-        n_iter: int = 10,
+        radius: float | None = None,
+        bounds=None,
+        sum_noise: str = "auto",
+        n_iter: int | str | None = None,
+        n: float | None = None,
+        preset: str = "paper",
         sampler: str | None = None,
         sample_size: float | None = None,
+        q_grid: int | None = None,
+        diagnostics: bool = True,
         lam: float = 0.5,
         init="random_ball",
         min_count: float = 1.0,
-        count_share: float | None = None,
+        count_share: float | str | None = None,
         rng: RNGLike = None,
     ) -> None:
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.radius = radius
+        self.bounds = bounds
+        self.sum_noise = sum_noise
         self.n_iter = n_iter
+        self.n = n
+        self.preset = preset
         self.sampler = sampler
         self.sample_size = sample_size
+        self.q_grid = q_grid
+        self.diagnostics = diagnostics
         self.lam = lam
         self.init = init
         self.min_count = min_count
@@ -376,74 +460,121 @@ class DPLloyd:
 
     # ---- validation -------------------------------------------------------------------------
 
-    def _check_params(self) -> tuple[int, float, float, int]:
-        check_params(epsilon=self.epsilon, n_iter=self.n_iter, n_clusters=self.n_clusters,
-                     radius=self.radius, lam=self.lam, required=True)
+    def _check_params(self) -> tuple[int, float]:
+        # dpcore.limits ranges (issue 14): ε and k always; radius / n_iter may be left to a
+        # box domain or the budget-aware preset
+        check_params(epsilon=self.epsilon, n_clusters=self.n_clusters, required=True)
+        check_params(n_iter=self.n_iter, radius=self.radius, lam=self.lam)
         k = self.n_clusters
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"n_clusters must be an integer ≥ 1, got {k!r}")
         eps = float(self.epsilon)
         if math.isnan(eps) or eps <= 0:
             raise ValueError(f"epsilon must be > 0 (inf for no noise), got {self.epsilon!r}")
-        r = float(self.radius)
-        if not (math.isfinite(r) and r > 0):
-            raise ValueError(f"radius must be a finite number > 0, got {self.radius!r}")
+        if self.bounds is None:
+            r = float(self.radius) if self.radius is not None else math.nan
+            if not (math.isfinite(r) and r > 0):
+                raise ValueError(f"radius must be a finite number > 0 (or give bounds=), got "
+                                 f"{self.radius!r}")
+        if self.preset not in PRESETS:
+            raise ValueError(f"preset must be one of {PRESETS}, got {self.preset!r}")
         t = self.n_iter
-        if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 1:
-            raise ValueError(f"n_iter must be an integer ≥ 1, got {t!r}")
+        if t is not None and t != "auto" and (
+                isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 1):
+            raise ValueError(f"n_iter must be an integer ≥ 1 or 'auto', got {t!r}")
         if self.sampler is not None and self.sampler not in SAMPLERS:
             raise ValueError(f"sampler must be None or one of {SAMPLERS}, got {self.sampler!r}")
         if not 0.0 <= float(self.lam) <= 1.0:
             raise ValueError(f"lam must be in [0, 1], got {self.lam!r}")
-        return int(k), eps, r, int(t)
+        g = self.q_grid
+        if g is not None and (isinstance(g, bool) or not isinstance(g, (int, np.integer))
+                              or g < 2):
+            raise ValueError(f"q_grid must be None or an integer ≥ 2, got {g!r}")
+        return int(k), eps
 
     @staticmethod
     def _check_X(X) -> np.ndarray:
         X = np.asarray(X, dtype=float)
         if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
             raise ValueError(f"X must be a non-empty 2-D array (n, d), got shape {X.shape}")
-        if not np.all(np.isfinite(X)):
-            raise ValueError("X contains NaN or infinite values; drop or impute them first")
         return X
+
+    @staticmethod
+    def _squared_norms(X: np.ndarray) -> np.ndarray:
+        # NaN and ±inf propagate into ‖x‖², so this one pass is also the finiteness check.
+        x_sq = row_norms(X, squared=True)
+        if not np.all(np.isfinite(x_sq)):
+            raise ValueError("X contains NaN or infinite (or overflowing) values; drop or impute "
+                             "them first")
+        return x_sq
+
+    def _domain(self, d: int) -> LloydDomain:
+        if self.bounds is None:
+            return ball_domain(float(self.radius), d)
+        return box_domain(self.bounds, d, sum_noise="l2" if self.sampler else self.sum_noise)
+
+    def _budget(self, eps: float, n_rows: int, d: int, k: int,
+                dom: LloydDomain) -> tuple[int, float | None]:
+        """T and the count share (None = the paper's Su et al. ratio)."""
+        auto = self.preset == "auto"
+        share = self.count_share
+        if share is None and auto:
+            share = "auto"
+        if isinstance(share, str):
+            if share != "auto":
+                raise ValueError(f"count_share must be a number in (0, 1) or 'auto', got {share!r}")
+            share = auto_count_share(dom)
+        t = self.n_iter
+        if t is None:
+            t = "auto" if auto else 10
+        if t == "auto":
+            n = declared_n(self.n, n_rows, why="n_iter='auto'", stacklevel=4)
+            f = auto_count_share(dom) if share is None else share
+            t = error_budget_n_iter(eps, n, k, dom, f)
+        return int(t), None if share is None else float(share)
 
     # ---- fitting ----------------------------------------------------------------------------
 
-    def _calibrate(self, X, x_sq, eps, r, t) -> tuple[LloydCalibration, np.ndarray | None]:
-        """Noise scales and (when sampled) every point's probability q."""
+    def _calibrate(self, X, s, dom, eps, t, share) -> tuple[LloydCalibration, np.ndarray | None]:
+        """Noise scales and (when sampled) every point's probability q (s: sensitivity norms)."""
         n, d = X.shape
+        r = dom.radius
         sampler, m = self.sampler, self.sample_size
-        common = dict(epsilon=eps, n=n, dim=d, radius=r, n_iter=t, count_share=self.count_share)
+        common = dict(epsilon=eps, n=n, dim=d, radius=r, n_iter=t, count_share=share)
         if sampler is None:
             return calibrate_lloyd(None, **common), None
         if sampler == "uniform":
-            warnings.warn("sampler='uniform' sets the rate m/n from the data size n, which the "
-                          "analysis treats as public", PrivacyLeakWarning, stacklevel=3)
+            n_pub = round(declared_n(self.n, n, why="sampler='uniform' (rate m/n)",
+                                     stacklevel=5))
+            common["n"] = n_pub
             cal = calibrate_lloyd("uniform", sample_size=m, **common)
-            return cal, uniform_probabilities(n, cal.sample_size)
+            return cal, np.full(n, cal.sample_size / n_pub)
         if sampler == "coreset":
             warnings.warn("sampler='coreset' reads n and the mean squared norm x̃ off the data "
                           "(the paper treats them as public; spec §9.12)", PrivacyLeakWarning,
                           stacklevel=3)
-            q = coreset_probabilities(X, m, lam=self.lam, radius=r)
-            cal = calibrate_lloyd("coreset", sample_size=m, mean_sq_norm=float(x_sq.mean()),
+            Xc = X - dom.center if dom.is_box else X
+            q = coreset_probabilities(Xc, m, lam=self.lam, radius=r)
+            cal = calibrate_lloyd("coreset", sample_size=m, mean_sq_norm=float(np.mean(s * s)),
                                   lam=self.lam, **common)
             return cal, q
-        norms = np.sqrt(x_sq)
         if m is not None:
             warnings.warn("sampler='privacy' with a sample_size chooses the noise from the norms "
                           "of all points (Σ q = m); pass sample_size=None for the data-"
                           "independent 'sampling for free' noise", PrivacyLeakWarning,
                           stacklevel=3)
-        cal = calibrate_lloyd("privacy", sample_size=m, norms=norms, **common)
-        slopes = lloyd_profile(norms, beta_sum=cal.beta_sum, beta_count=cal.beta_count,
+        cal = calibrate_lloyd("privacy", sample_size=m, norms=s, **common)
+        slopes = lloyd_profile(s, beta_sum=cal.beta_sum, beta_count=cal.beta_count,
                                n_iter=t).slopes
         return cal, 1.0 / privacy_constrained_weights(slopes, eps)
 
-    def _initial_centers(self, S, k, r, gen) -> np.ndarray:
+    def _initial_centers(self, S, k, dom: LloydDomain, gen) -> np.ndarray:
         init = self.init
         d = S.shape[1]
         if isinstance(init, str) and init == "random_ball":
-            return random_ball_centers(k, d, r, rng=gen)
+            if dom.is_box:  # uniform in the middle half of the box: public, like the ball's r/2
+                return dom.center + dom.half_ranges * gen.uniform(-0.5, 0.5, (k, d))
+            return random_ball_centers(k, d, dom.l2_radius, rng=gen)
         if isinstance(init, str) and init == "sample":
             warnings.warn("init='sample' starts from k data points, which the DP analysis "
                           "treats as public input (spec §9.12)", PrivacyLeakWarning, stacklevel=3)
@@ -458,61 +589,102 @@ class DPLloyd:
         C = np.asarray(init, dtype=float)
         if C.shape != (k, d) or not np.all(np.isfinite(C)):
             raise ValueError(f"init array must be finite with shape ({k}, {d}), got {C.shape}")
-        return clip_to_ball(C, r)
+        return dom.project_shifted(C - dom.center) + dom.center
 
     def fit(self, X, y=None) -> DPLloyd:
         """Run (sampled) weighted DP-Lloyd on X; see the class docstring."""
-        k, eps, r, t = self._check_params()
+        k, eps = self._check_params()
         X = self._check_X(X)
         gen = as_generator(self.rng)
-        x_sq = row_norms(X, squared=True)
-        norms = np.sqrt(x_sq)
-        if norms.max() > r:
-            # Points beyond rounding error are reported; all are clipped (the guarantee needs
-            # ‖x‖ ≤ radius).
-            n_out = int(np.count_nonzero(norms > r * (1 + 1e-12)))
-            if n_out:
-                warnings.warn(f"{n_out} of {X.shape[0]} points have norm > radius={r:g}; they "
-                              "were clipped to the ball (the guarantee needs ‖x‖ ≤ radius)",
-                              UserWarning, stacklevel=2)
-            X = clip_to_ball(X, r)
-            x_sq = row_norms(X, squared=True)
-
+        x_sq = self._squared_norms(X)
+        n_rows, d = X.shape
+        dom = self._domain(d)
+        t, share = self._budget(eps, n_rows, d, k, dom)
         private = math.isfinite(eps)
+        if private and self.sampler == "privacy" and self.q_grid is not None:
+            return self._fit_privacy_grid(X, x_sq, dom, k, eps, t, share, gen)
+        X, n_out = dom.clip(X, norms=None if dom.is_box else np.sqrt(x_sq))
+        if n_out:
+            what = "lie outside bounds" if dom.is_box else f"have norm > radius={dom.radius:g}"
+            warnings.warn(f"{n_out} of {n_rows} points {what}; they were clipped to the domain "
+                          "(the guarantee needs every point inside)", UserWarning, stacklevel=2)
+            x_sq = row_norms(X, squared=True)
+        need_s = private and (self.sampler is not None or self.diagnostics)
+        s = dom.sensitivity_norms(X, x_sq) if need_s else None
+
         if private:
-            cal, q = self._calibrate(X, x_sq, eps, r, t)
+            cal, q = self._calibrate(X, s, dom, eps, t, share)
         else:
-            cal = LloydCalibration(self.sampler, math.inf, float(self.sample_size or X.shape[0]),
+            cal = LloydCalibration(self.sampler, math.inf, float(self.sample_size or n_rows),
                                    0.0, 0.0, math.inf)
-            q = self._nonprivate_probabilities(X, r)
+            q = self._nonprivate_probabilities(X, dom)
         if q is None:
             S, S_sq, w = X, x_sq, None
         else:
             idx, w = poisson_sample(q, rng=gen)
             S, S_sq = X[idx], x_sq[idx]
             self.sample_indices_, self.sample_weights_, self.probabilities_ = idx, w, q
+        self._run(S, S_sq, w, dom, k, t, share, cal, gen)
+        if private and self.diagnostics:
+            slopes = lloyd_profile(s, beta_sum=cal.beta_sum, beta_count=cal.beta_count,
+                                   n_iter=t).slopes
+            self.individual_epsilon_ = (
+                slopes if q is None else amplified_epsilon(q, np.where(q > 0, slopes / q, 0.0))
+            )
+        elif self.diagnostics:
+            self.individual_epsilon_ = np.full(n_rows, math.inf)
+        return self
 
-        history = dp_lloyd(S, self._initial_centers(S, k, r, gen), n_iter=t,
-                           beta_sum=cal.beta_sum, beta_count=cal.beta_count, radius=r,
+    def _run(self, S, S_sq, w, dom, k, t, share, cal, gen) -> None:
+        """DP-Lloyd on the (sampled) rows S and the fitted attributes."""
+        history = dp_lloyd(S, self._initial_centers(S, k, dom, gen), n_iter=t,
+                           beta_sum=cal.beta_sum, beta_count=cal.beta_count, domain=dom,
                            weights=w, rng=gen, min_count=self.min_count, x_sq=S_sq)
         self.cluster_centers_ = history[-1]
         self.history_ = history
         self.calibration_ = cal
+        self.n_iter_, self.count_share_, self.domain_ = t, share, dom
         self.beta_sum_, self.beta_count_ = cal.beta_sum, cal.beta_count
         self.noise_constant_ = cal.noise_constant
         self.privacy_ = PureDP(cal.epsilon)
-        self.n_features_in_ = X.shape[1]
-        if private:
-            slopes = lloyd_profile(np.sqrt(x_sq), beta_sum=cal.beta_sum,
+        self.n_features_in_ = S.shape[1]
+
+    def _fit_privacy_grid(self, X, x_sq, dom, k, eps, t, share, gen) -> DPLloyd:
+        """Privacy-constrained sampling on the public norm grid (:mod:`dpcore.privacy_grid`).
+
+        One pass for the sensitivity norms of the *unclipped* rows: clamping to the domain only
+        shortens s(x) (each coordinate moves towards the centre), and q_priv grows with s while
+        ψ falls with q (Prop. 17), so q = q_priv(min(s, r)) rounded up to the grid keeps ψ ≤ ε*.
+        Only the sampled rows are clipped.
+        """
+        s = dom.sensitivity_norms(X, x_sq)
+        bins = grid_bins(s, dom.radius, int(self.q_grid))
+        counts = np.bincount(bins, minlength=int(self.q_grid) + 1)
+        if self.sample_size is not None:
+            warnings.warn("sampler='privacy' with a sample_size chooses the noise from the norms "
+                          "of all points (Σ q = m); pass sample_size=None for the data-"
+                          "independent 'sampling for free' noise", PrivacyLeakWarning,
+                          stacklevel=3)
+        cal, table = calibrate_lloyd_histogram(counts, epsilon=eps, dim=X.shape[1],
+                                               radius=dom.radius, n_iter=t,
+                                               sample_size=self.sample_size, count_share=share)
+        q = table[bins]
+        # Definition 5 as in poisson_sample, without re-validating q (a table of probabilities).
+        idx = np.flatnonzero(gen.random(q.shape[0]) < q)
+        w = 1.0 / q[idx]
+        S, n_out = dom.clip(X[idx])
+        if n_out:
+            warnings.warn("some points lie outside the declared domain; they were clipped to it "
+                          "(the guarantee needs every point inside)", UserWarning, stacklevel=3)
+        self.sample_indices_, self.sample_weights_, self.probabilities_ = idx, w, q
+        self._run(S, row_norms(S, squared=True), w, dom, k, t, share, cal, gen)
+        if self.diagnostics:
+            slopes = lloyd_profile(np.minimum(s, dom.radius), beta_sum=cal.beta_sum,
                                    beta_count=cal.beta_count, n_iter=t).slopes
-            self.individual_epsilon_ = (
-                slopes if q is None else amplified_epsilon(q, np.where(q > 0, slopes / q, 0.0))
-            )
-        else:
-            self.individual_epsilon_ = np.full(X.shape[0], math.inf)
+            self.individual_epsilon_ = amplified_epsilon(q, np.where(q > 0, slopes / q, 0.0))
         return self
 
-    def _nonprivate_probabilities(self, X, r) -> np.ndarray | None:
+    def _nonprivate_probabilities(self, X, dom: LloydDomain) -> np.ndarray | None:
         """ε = ∞ reference: the same sampling distributions without noise (spec §6.4)."""
         n = X.shape[0]
         if self.sampler is None:
@@ -520,7 +692,8 @@ class DPLloyd:
         if self.sampler == "uniform":
             return uniform_probabilities(n, self.sample_size)
         if self.sampler == "coreset":
-            return coreset_probabilities(X, self.sample_size, lam=self.lam, radius=r)
+            Xc = X - dom.center if dom.is_box else X
+            return coreset_probabilities(Xc, self.sample_size, lam=self.lam, radius=dom.radius)
         raise ValueError("sampler='privacy' needs a finite epsilon (its q depends on the noise)")
 
     def predict(self, X) -> np.ndarray:
@@ -528,6 +701,7 @@ class DPLloyd:
         if not hasattr(self, "cluster_centers_"):
             raise ValueError("this DPLloyd is not fitted yet; call fit(X) first")
         X = self._check_X(X)
+        self._squared_norms(X)  # finiteness
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, the model was fitted with "
                              f"{self.n_features_in_}")

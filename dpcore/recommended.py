@@ -1,0 +1,235 @@
+"""The recommended DP k-means of dpcore: box-aware, budget-aware DP-Lloyd.
+
+:class:`DPKMeans` is weighted DP-Lloyd (Su et al. 2016; Fay, Mair & Sjölund 2024, Algorithm 2)
+configured from the public information an analyst has:
+
+* a per-feature box ``bounds=(lo, hi)`` (or the paper's ball ``radius=``): clamping, the sum
+  noise and its sensitivity come from the box (:mod:`dpcore.kmeans_domain`: per-coordinate
+  Laplace with a weighted-ℓ1 sensitivity or the L2-exponential noise with the half-diagonal,
+  whichever has less noise);
+* the budget: the count/sum split minimises a noisy centre's error
+  (:func:`~dpcore.kmeans_domain.auto_count_share`) and T is the most rounds whose predicted
+  centre error stays within 1 % of the domain (:func:`~dpcore.kmeans_domain.error_budget_n_iter`,
+  2 ≤ T ≤ 10), both from Su et al.'s (2016) error model and measured in
+  ``benchmarks/bench_kmeans.py``;
+* optionally a private seeding (``seeding="maxcover"``: :class:`dpcore.maxcover.MaxCoverKMeans`
+  on a share of the budget, then DP-Lloyd from its centres; (ε, δ)-DP by basic composition).
+  It is **off by default** because it did not measurably help: on the KDD-like set at ε = 1
+  (share 0.2, δ = 1e-6, ``grid_stride=8``) the cost was 1.609× non-private against 1.606× without
+  seeding, and the seeding took 490 s per fit on 200,000 × 38 rows (this round's max-cover).
+
+n is public: declare it (``n=``, or estimate it privately with
+:func:`dpcore.bounds.private_row_count` and pay for it); otherwise it is read off the data with a
+:class:`~dpcore.privacy.PrivacyLeakWarning`.
+
+Example
+-------
+>>> import numpy as np
+>>> from dpcore.recommended import DPKMeans
+>>> X = np.random.default_rng(0).uniform(0, 10, size=(5000, 3))
+>>> km = DPKMeans(4, epsilon=1.0, bounds=(0.0, 10.0), n=5000, rng=0).fit(X)
+>>> km.cluster_centers_.shape, str(km.privacy_)
+((4, 3), 'ε = 1 (pure DP)')
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpcore.kmeans_domain import box_domain, declared_n
+from dpcore.lloyd import DPLloyd
+from dpcore.noise import laplace
+from dpcore.privacy import ApproxDP, PureDP
+from dpcore.privacy_grid import DEFAULT_GRID
+from dpcore.rng import RNGLike, as_generator
+
+__all__ = ["SEEDINGS", "DPKMeans"]
+
+SEEDINGS = (None, "moments", "maxcover")
+_CHUNK = 16384
+
+class DPKMeans:
+    """Recommended ε-DP k-means (see the module docstring).
+
+    Parameters
+    ----------
+    n_clusters : int
+        k.
+    epsilon : float
+        Total ε (seeding included).
+    bounds : (lo, hi), optional
+        Public per-feature box (scalars or length-d arrays). Either this or ``radius``.
+    radius : float, optional
+        Public ball ‖x‖₂ ≤ radius (the paper's description), when no box is known.
+    n : float, optional
+        Public (declared or privately estimated) number of rows; read off X with a
+        PrivacyLeakWarning if omitted.
+    n_iter : int or "auto"
+        T; "auto" = :func:`dpcore.kmeans_domain.error_budget_n_iter`.
+    count_share : float or "auto"
+        Share of each round's ε for the counts; "auto" = the error-minimising share.
+    sum_noise : "auto", "l2" or "laplace"
+        Box only (see :func:`dpcore.kmeans_domain.box_domain`).
+    sampler, sample_size : optional
+        Importance sampling as in :class:`~dpcore.lloyd.DPLloyd`; ``sampler="privacy"`` uses the
+        one-pass histogram calibration (:mod:`dpcore.privacy_grid`).
+    seeding : None, "moments" or "maxcover"
+        Private initial centres: "moments" — a private per-feature mean and spread
+        (``seed_share`` of ε, box only; pure DP); "maxcover" — :class:`dpcore.maxcover.
+        MaxCoverKMeans` (ball of the box's half-diagonal around its centre) with ``seed_share``
+        of ε and ``delta``. Neither measurably helped (module docstring), so None is the default.
+    seed_share : float in (0, 1)
+    delta : float
+        δ of the max-cover seeding (0 without seeding).
+    seeding_params : dict, optional
+        Extra keyword arguments for MaxCoverKMeans (e.g. ``grid_stride``).
+    rng : None, int or Generator
+
+    Attributes
+    ----------
+    cluster_centers_ : (k, d) array
+    privacy_ : PureDP or ApproxDP (with seeding)
+    lloyd_ : DPLloyd, the fitted DP-Lloyd stage (n_iter_, count_share_, domain_, …)
+    seeding_ : MaxCoverKMeans or None
+    """
+
+    def __init__(
+        self,
+        n_clusters: int,
+        *,
+        epsilon: float,
+        bounds=None,
+        radius: float | None = None,
+        n: float | None = None,
+        n_iter: int | str = "auto",
+        count_share: float | str = "auto",
+        sum_noise: str = "auto",
+        sampler: str | None = None,
+        sample_size: float | None = None,
+        seeding: str | None = None,
+        seed_share: float = 0.2,
+        delta: float = 0.0,
+        seeding_params: dict | None = None,
+        rng: RNGLike = None,
+    ) -> None:
+        self.n_clusters = n_clusters
+        self.epsilon = epsilon
+        self.bounds = bounds
+        self.radius = radius
+        self.n = n
+        self.n_iter = n_iter
+        self.count_share = count_share
+        self.sum_noise = sum_noise
+        self.sampler = sampler
+        self.sample_size = sample_size
+        self.seeding = seeding
+        self.seed_share = seed_share
+        self.delta = delta
+        self.seeding_params = seeding_params
+        self.rng = rng
+
+    def fit(self, X, y=None) -> DPKMeans:
+        """Fit on X (rows outside the public domain are clipped, with a warning)."""
+        X = DPLloyd._check_X(X)
+        if self.bounds is None and self.radius is None:
+            raise ValueError("DPKMeans needs public bounds=(lo, hi) or radius=")
+        if self.seeding not in SEEDINGS:
+            raise ValueError(f"seeding must be one of {SEEDINGS}, got {self.seeding!r}")
+        eps = float(self.epsilon)
+        if math.isnan(eps) or eps <= 0:
+            raise ValueError(f"epsilon must be > 0 (inf for no noise), got {self.epsilon!r}")
+        k = self.n_clusters
+        gen = as_generator(self.rng)
+        t, n_pub = self.n_iter, self.n
+        if t == "auto":  # resolved by DPLloyd (error_budget_n_iter), which needs a public n
+            n_pub = declared_n(self.n, X.shape[0], why="DPKMeans(n_iter='auto')")
+            t = None
+        init, eps_lloyd, self.seeding_ = "random_ball", eps, None
+        if self.seeding == "maxcover":
+            init, eps_lloyd = self._maxcover_seeds(X, eps, gen)
+        elif self.seeding == "moments" and math.isfinite(eps):
+            init, eps_lloyd = self._moment_seeds(X, eps, gen)
+        lloyd = DPLloyd(
+            k, epsilon=eps_lloyd, bounds=self.bounds, radius=self.radius, n=n_pub,
+            sum_noise=self.sum_noise, n_iter=t, preset="auto", count_share=self.count_share,
+            sampler=self.sampler, sample_size=self.sample_size,
+            q_grid=DEFAULT_GRID if self.sampler == "privacy" else None, diagnostics=False,
+            init=init, rng=gen,
+        ).fit(X)
+        self.lloyd_ = lloyd
+        self.cluster_centers_ = lloyd.cluster_centers_
+        self.n_iter_, self.count_share_ = lloyd.n_iter_, lloyd.count_share_
+        self.n_features_in_ = X.shape[1]
+        if self.seeding_ is None or self.seeding == "moments":
+            self.privacy_ = PureDP(lloyd.privacy_.epsilon + (eps - eps_lloyd))
+        else:  # basic composition of the seeding's (ε₁, δ) with DP-Lloyd's ε₂
+            s = self.seeding_.privacy_
+            self.privacy_ = ApproxDP(s.epsilon + lloyd.privacy_.epsilon, s.delta)
+        return self
+
+    def _moment_seeds(self, X, eps, gen) -> tuple[np.ndarray, float]:
+        """k initial centres from a private per-feature mean and spread (``seed_share`` of ε).
+
+        Three Laplace releases over the clamped, box-centred rows y = clip(x) − c (|y_i| ≤ h_i),
+        each with a third of ε_seed: the count (sensitivity 1), Σ y (per-coordinate scales
+        β u_i, u_i ∝ h_i^{1/3}: weighted-ℓ1 sensitivity Σ h_i/u_i, as for the Lloyd sums) and
+        Σ y² (u_i ∝ h_i^{2/3}, sensitivity Σ h_i²/u_i). Centres = mean + spread ⊙ N(0, 1),
+        clamped to the box: post-processing. With heavy tails the box is far wider than the
+        data, and starting inside the data's spread instead of the box's is what the Lloyd
+        rounds cannot recover from (they only move centres that win points).
+        """
+        if self.bounds is None:
+            raise ValueError("seeding='moments' needs bounds=(lo, hi)")
+        share = float(self.seed_share)
+        if not 0.0 < share < 1.0:
+            raise ValueError(f"seed_share must be in (0, 1), got {self.seed_share!r}")
+        dom = box_domain(self.bounds, X.shape[1])
+        c, h = dom.center, dom.half_ranges
+        e3 = share * eps / 3.0
+        count = 0.0
+        s1 = np.zeros(X.shape[1])
+        s2 = np.zeros(X.shape[1])
+        for a in range(0, X.shape[0], _CHUNK):
+            y = np.clip(X[a:a + _CHUNK], dom.lo, dom.hi) - c
+            count += y.shape[0]
+            s1 += y.sum(axis=0)
+            s2 += np.einsum("ij,ij->j", y, y)
+        u1, u2 = np.cbrt(h / h.max()), np.cbrt((h / h.max()) ** 2)
+        n_noisy = count + laplace(1.0 / e3, rng=gen)
+        n_noisy = max(n_noisy, 1.0)
+        mean = (s1 + laplace(float(np.sum(h / u1)) / e3, size=h.size, rng=gen) * u1) / n_noisy
+        sq = (s2 + laplace(float(np.sum(h * h / u2)) / e3, size=h.size, rng=gen) * u2) / n_noisy
+        mean = np.clip(mean, -h, h)
+        sd = np.sqrt(np.clip(sq - mean * mean, 0.0, h * h))
+        self.seeding_ = None
+        C = mean + sd * gen.standard_normal((int(self.n_clusters), h.size))
+        return np.clip(C, -h, h) + c, (1.0 - share) * eps
+
+    def _maxcover_seeds(self, X, eps, gen) -> tuple[np.ndarray, float]:
+        from dpcore.maxcover import MaxCoverKMeans
+
+        share = float(self.seed_share)
+        if not 0.0 < share < 1.0:
+            raise ValueError(f"seed_share must be in (0, 1), got {self.seed_share!r}")
+        if not 0.0 < float(self.delta) < 1.0:
+            raise ValueError("seeding='maxcover' needs 0 < delta < 1 (it is (ε, δ)-DP)")
+        if self.bounds is not None:
+            lo, hi = (np.broadcast_to(np.asarray(b, dtype=float), (X.shape[1],))
+                      for b in self.bounds)
+            center, radius = (lo + hi) / 2.0, float(np.linalg.norm((hi - lo) / 2.0))
+        else:
+            center, radius = np.zeros(X.shape[1]), float(self.radius)
+        n_pub = None if self.n is None else int(self.n)
+        mc = MaxCoverKMeans(self.n_clusters, epsilon=share * eps, delta=float(self.delta),
+                            radius=radius, n_public=n_pub, rng=gen,
+                            **(self.seeding_params or {})).fit(X - center)
+        self.seeding_ = mc
+        return mc.cluster_centers_ + center, (1.0 - share) * eps
+
+    def predict(self, X) -> np.ndarray:
+        """Index of the nearest learned centre for each row of X."""
+        if not hasattr(self, "lloyd_"):
+            raise ValueError("this DPKMeans is not fitted yet; call fit(X) first")
+        return self.lloyd_.predict(X)

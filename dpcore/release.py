@@ -49,6 +49,9 @@ __all__ = ["FAILED", "Release", "ReleaseDoor", "ReleaseRefused"]
 #: The one message of a failed release (it must not depend on the data).
 FAILED = "The mechanism released ⊥ (no output). Its budget is spent: ⊥ is itself an output."
 
+#: k-means mechanisms whose ``bounds=(lo, hi)`` the door fills from the declared per-column box.
+BOX_AWARE = frozenset({"dplloyd", "dpkmeans"})
+
 #: Size of the public synthetic proxy used for previews and dry runs above it (rows).
 PROXY_ROWS = 2000
 
@@ -209,6 +212,10 @@ class ReleaseDoor:
         accepted = mech.parameters()
         if "n_public" in accepted and p.get("n_public") is None:
             p["n_public"] = n
+        box = self.description.box()
+        if mech.name in BOX_AWARE and box is not None and p.get("bounds") is None:
+            # the declared per-column bounds are tighter than their enclosing ball (issue 15)
+            p["bounds"] = [box[0].tolist(), box[1].tolist()]
         try:
             p = _resolve_params(mech, p, {"radius": self.radius})
         except ValueError as exc:

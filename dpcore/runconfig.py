@@ -303,6 +303,14 @@ _BUILTIN: list[tuple] = [
         False,
     ),
     (
+        "dpkmeans",
+        "dpcore.recommended",
+        "DPKMeans",
+        estimator_runner({"centers": "cluster_centers_"}),
+        "recommended DP k-means: DP-Lloyd on the declared box or ball with the iterations and "
+        "count/sum split chosen from the budget",
+    ),
+    (
         "maxcover_kmeans",
         "dpcore.maxcover",
         "MaxCoverKMeans",
@@ -341,6 +349,17 @@ def _register_builtins() -> None:
 
 
 _register_builtins()
+
+
+def _register_baselines() -> None:
+    """The papers' baselines (dpcore.baselines) register themselves when imported."""
+    try:
+        importlib.import_module("dpcore.baselines")
+    except Exception as exc:  # an optional dependency missing: unavailable, with the reason
+        UNAVAILABLE.setdefault("lsh_clustering", f"dpcore.baselines cannot be imported ({exc})")
+
+
+_register_baselines()
 
 
 # --------------------------------------------------------------------------------------------

@@ -188,3 +188,17 @@ def test_public_description_json_round_trip_and_clear_errors():
             PublicDescription.from_dict(doc)
     with pytest.raises(SchemaError, match="no column"):
         DESC.prepare(pd.DataFrame({"a": [1.0]}))
+
+
+def test_declared_box_reaches_the_box_aware_kmeans_and_is_recorded():
+    """A per-column box is a tighter public description than its enclosing ball (issue 15): the
+    door passes it to DP k-means; centres stay in the box, the ledger records the public box."""
+    t = pd.DataFrame(np.random.default_rng(1).uniform(-1, 1, (500, 2)) * [1, 10],
+                     columns=["a", "b"])
+    desc = PublicDescription(["a", "b"], lower=[-1, -10], upper=[1, 10], n=500)
+    door = ReleaseDoor(t, desc, PrivacyLedger(ApproxDP(5.0, 1e-5)))
+    rel = door.release("dpkmeans", {"n_clusters": 3, "epsilon": 1.0, "n": 500})
+    assert not rel.failed
+    c = rel.output["centers"]
+    assert np.all(np.abs(c[:, 0]) <= 1.0) and np.all(np.abs(c[:, 1]) <= 10.0)
+    assert door.ledger.entries[-1].params["bounds"] == [[-1.0, -10.0], [1.0, 10.0]]

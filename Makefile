@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: app test test-quick lint bench reproduce reproduce-quick clean
+.PHONY: app test test-quick acceptance lint bench reproduce reproduce-quick clean
 
 $(STAMP): pyproject.toml
 	@echo "[1/3] creating the virtual environment in $(VENV) …"
@@ -36,6 +36,10 @@ app: $(STAMP)
 ## The whole test suite (unit, statistical, audits, reproduction, AppTest, real browser).
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=20
+
+## Long acceptance sweeps (e.g. 1,000 seeded max-cover fits per data set: ~36 min on 2 cores).
+acceptance: $(STAMP)
+	DPCORE_ACCEPTANCE=1 $(BIN)/python -m pytest -n 2 -m acceptance
 
 ## Quick subset while working: no slow, data or browser tests.
 test-quick: $(STAMP)

@@ -61,3 +61,15 @@ def chromium_path() -> str:
 def _isolated_lasting_ledger(tmp_path_factory, monkeypatch):
     """Every test gets its own lasting-ledger directory (never the user's ~/.local/share)."""
     monkeypatch.setenv("DPCORE_LEDGER_DIR", str(tmp_path_factory.mktemp("ledger")))
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Leave out ``acceptance`` sweeps (tens of CPU-minutes, e.g. 1,000 max-cover fits per data
+    set) unless ``DPCORE_ACCEPTANCE=1`` (``make acceptance``): deselected, never skipped, so the
+    suite's count says what ran."""
+    if os.environ.get("DPCORE_ACCEPTANCE") == "1":
+        return
+    keep = [it for it in items if it.get_closest_marker("acceptance") is None]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(items=[it for it in items if it not in keep])
+        items[:] = keep

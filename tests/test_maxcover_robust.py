@@ -116,6 +116,7 @@ def test_paper_grid_small_sweep():
 
 
 @pytest.mark.slow
+@pytest.mark.acceptance
 @pytest.mark.parametrize("name", ["cities", "earthquakes", "mixture", "iris-like", "letter-like"])
 def test_acceptance_1000_seeded_fits(name):
     """Issue 12 acceptance: 1,000 seeded fits per data set, zero exceptions, k centres each."""

@@ -17,6 +17,7 @@ import streamlit as st
 
 from dpcore.datasets import SAMPLE_DATASETS
 from dpcore.privacy import PrivacyLedger
+from dpcore.text import md_text
 from pages._common import (
     DATA_KEYS,
     EPSILON_GRID,
@@ -79,7 +80,7 @@ def _data_label(key: str) -> str:
     if key == SYNTHETIC:
         return "Synthetic Gaussian mixture (public by construction)"
     up = st.session_state.get("uploaded")
-    return f"Uploaded file {up['name']}" if up else "No file uploaded yet"
+    return f"Uploaded file {md_text(up['name'], max_chars=80)}" if up else "No file uploaded yet"
 
 
 def budget_sidebar() -> None:
@@ -129,7 +130,8 @@ def sidebar() -> None:
             ds = current_dataset()
             if ds is not None:
                 radius = "not declared" if ds.radius is None else f"{ds.radius:.4g}"
-                st.caption(f"{ds.n:,} rows × {ds.d} columns ({', '.join(ds.columns[:4])}"
+                st.caption(f"{ds.n:,} rows × {ds.d} columns "
+                           f"({md_text(', '.join(map(str, ds.columns[:4])), max_chars=120)}"
                            f"{'…' if ds.d > 4 else ''}); radius {radius}")
             elif ss.get("data") == UPLOAD:
                 st.caption("Upload a file on the Data page.")

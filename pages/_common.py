@@ -18,6 +18,7 @@ from dpcore.data import DataError, load_table, numeric_columns
 from dpcore.datasets import SAMPLE_DATASETS, load_sample
 from dpcore.privacy import ApproxDP, PrivacyLedger, RandomDP
 from dpcore.runconfig import make_config, mixture_frame, mixture_source, prepare_matrix
+from dpcore.text import csv_safe_frame, md_text
 from dpcore.ui_state import box_geometry, explore_seed, fingerprint
 
 SYNTHETIC = "mixture"
@@ -305,7 +306,7 @@ def current_dataset() -> Dataset | None:
     except DataError as exc:
         st.session_state["_prepared"] = None
         # Explore only: in release mode pages never prepare the table (the door does).
-        st.error(f"The chosen columns cannot be used: {exc}")
+        st.error(f"The chosen columns cannot be used: {md_text(exc)}")
         return None
     ds = Dataset(key=key, source=source, title=title, df=df, columns=list(sp["columns"]),
                  center=sp["center"], radius=sp["radius"], X=X, fp=fingerprint(X),
@@ -392,7 +393,7 @@ def download_config(config: dict, key: str) -> None:
 
 def download_csv(df: pd.DataFrame, file_name: str, key: str, label: str = "CSV") -> None:
     """CSV download generated on click (large tables cost nothing on a mere rerun)."""
-    st.download_button(label, lambda: df.to_csv(index=False), file_name=file_name,
+    st.download_button(label, lambda: csv_safe_frame(df).to_csv(index=False), file_name=file_name,
                        mime="text/csv", key=key, on_click="ignore", icon=":material/download:")
 
 
@@ -432,4 +433,4 @@ def projection(ds: Dataset):
 def show_warnings(messages: list[str]) -> None:
     """Warnings a run raised (e.g. PrivacyLeakWarning), shown once each, compactly."""
     for msg in dict.fromkeys(messages):
-        st.caption(f":orange[⚠ {msg}]")
+        st.caption(f":orange[⚠ {md_text(msg)}]")

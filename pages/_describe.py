@@ -23,6 +23,7 @@ import streamlit as st
 
 from dpcore.datasets import SAMPLE_DATASETS
 from dpcore.describe import apply_description, describe, excluded_columns, suggest_bounds
+from dpcore.text import md_text
 from pages._common import UPLOAD, Dataset, is_release_mode, spec
 
 DATA_NOTE = "from the data (not private)"
@@ -144,7 +145,7 @@ def describe_step() -> None:
                  icon=":material/check:"):
         err = _apply(raw, table, scaled)
         if err:
-            st.error(err)
+            st.error(md_text(err))
         else:
             st.rerun()
     if (table["bounds from"] == DATA_NOTE).any() and explore:

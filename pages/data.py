@@ -10,6 +10,7 @@ import streamlit as st
 from dpcore import plots
 from dpcore.data import data_radius, numeric_columns
 from dpcore.describe import radius_estimate_band
+from dpcore.text import md_text
 from dpcore.ui_state import fresh_seed, pca_projection
 from pages._common import (
     EXPLORE_NOTE,
@@ -58,7 +59,7 @@ st.file_uploader(
     on_change=lambda: upload_file(ss.get("upload")),
 )
 if ss.get("upload_error"):
-    st.error(f"This file cannot be used. {ss['upload_error']}")
+    st.error(f"This file cannot be used. {md_text(ss['upload_error'])}")
 
 key = ss["data"]
 df, source, title = raw_frame(key)
@@ -146,7 +147,7 @@ else:
                     help="Rows are clipped (scaled down) to this L2 norm after centring; the "
                          "sensitivity of every mechanism depends on it.")
     if ss.get("center_error"):
-        st.error(ss["center_error"])
+        st.error(md_text(ss["center_error"]))
     st.caption(f"Radius source: {sp['radius_from']}.")
 
 if not sp["columns"]:

@@ -18,6 +18,7 @@ import streamlit as st
 from dpcore.datasets import SAMPLE_DATASETS
 from dpcore.privacy import PrivacyLedger
 from dpcore.text import md_text
+from dpcore.url_state import app_query_spec, clean_query_params
 from pages._common import (
     DATA_KEYS,
     EPSILON_GRID,
@@ -151,9 +152,32 @@ def sidebar() -> None:
     budget_sidebar()
 
 
+def clean_url() -> list[str]:
+    """Check the URL before the widgets bound to it exist (issue 14, finding 9).
+
+    A rejected value is replaced by the last valid value given for its key, or dropped (the
+    widget then shows its default); the returned "ignored k=abc: …" lines are shown once, on
+    the run that saw the bad URL. Never raises, whatever the URL holds.
+    """
+    qp = st.query_params
+    raw = {k: qp.get_all(k) for k in qp}
+    check = clean_query_params(raw, app_query_spec(data_keys=DATA_KEYS,
+                                                   epsilon_grid=EPSILON_GRID))
+    for key in dict.fromkeys(check.rejected):
+        good = check.values.get(key)
+        if good is None or good == []:
+            del qp[key]
+        else:
+            qp[key] = good if isinstance(good, list) else str(good)
+    return check.messages
+
+
 st.set_page_config(page_title="dpcore: private clustering explorer", page_icon=":material/lock:",
                    layout="wide")
+url_messages = clean_url()
 init_state()
+for _msg in url_messages:
+    st.warning(md_text(_msg), icon=":material/link_off:")
 nav = st.navigation(navigation_pages())
 with st.sidebar:
     sidebar()

@@ -169,7 +169,27 @@ def clean_url() -> list[str]:
             del qp[key]
         else:
             qp[key] = good if isinstance(good, list) else str(good)
+    if check.rejected:
+        _reseed_widgets_from_url()
     return check.messages
+
+
+def _reseed_widgets_from_url() -> None:
+    """Make the bound widgets seed from the cleaned URL, not the one the browser sent.
+
+    Streamlit 1.67 seeds a ``bind="query-params"`` widget from a copy of the URL taken when the
+    run started (``QueryParams._initial_query_params``); editing ``st.query_params`` alone
+    leaves a 5,000-digit ``k`` there (OverflowError in ``number_input``). No public API
+    exists, hence the guarded private call.
+    """
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    try:
+        with ctx.session_state.query_params() as qp:
+            qp.set_initial_query_params_from_current()
+    except AttributeError:  # another Streamlit version: the widgets' own parsing applies
+        pass
 
 
 st.set_page_config(page_title="dpcore: private clustering explorer", page_icon=":material/lock:",

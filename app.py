@@ -128,7 +128,7 @@ def sidebar() -> None:
                       "lasting ledger.")
         st.caption(_data_label(ss.get("data") or DATA_KEYS[0]))
         if not is_release_mode():  # release mode shows only the public description
-            ds = current_dataset()
+            ds = current_dataset(show_error=False)
             if ds is not None:
                 radius = "not declared" if ds.radius is None else f"{ds.radius:.4g}"
                 st.caption(f"{ds.n:,} rows × {ds.d} columns "

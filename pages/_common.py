@@ -287,8 +287,11 @@ def forget_spec(key: str) -> None:
         ss.pop(f"{w}_{key}", None)
 
 
-def current_dataset() -> Dataset | None:
-    """The prepared data set in use, or None (with the reason shown) when there is none."""
+def current_dataset(*, show_error: bool = True) -> Dataset | None:
+    """The prepared data set in use, or None (with the reason shown) when there is none.
+
+    ``show_error=False`` (the sidebar) leaves the message to the page, so it appears once.
+    """
     key = st.session_state.get("data") or DATA_KEYS[0]
     df, source, title = raw_frame(key)
     if df is None:
@@ -306,7 +309,8 @@ def current_dataset() -> Dataset | None:
     except DataError as exc:
         st.session_state["_prepared"] = None
         # Explore only: in release mode pages never prepare the table (the door does).
-        st.error(f"The chosen columns cannot be used: {md_text(exc)}")
+        if show_error:
+            st.error(f"The chosen columns cannot be used: {md_text(exc)}")
         return None
     ds = Dataset(key=key, source=source, title=title, df=df, columns=list(sp["columns"]),
                  center=sp["center"], radius=sp["radius"], X=X, fp=fingerprint(X),

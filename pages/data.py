@@ -8,8 +8,9 @@ import numpy as np
 import streamlit as st
 
 from dpcore import plots
-from dpcore.data import data_radius, numeric_columns
+from dpcore.data import MAX_UPLOAD_MIB, numeric_columns
 from dpcore.describe import radius_estimate_band
+from dpcore.suggest import check_radius_value, suggest_radius
 from dpcore.text import md_text
 from dpcore.ui_state import fresh_seed, pca_projection
 from pages._common import (
@@ -54,8 +55,9 @@ with st.expander("New here? Start with the cities sample, then…", expanded=Fal
             st.page_link(path, label=f"{title}: {what}", icon=icon)
 
 st.file_uploader(
-    "Upload a table (CSV, TSV, Parquet, optionally .gz); it is held in memory only",
-    type=["csv", "tsv", "txt", "parquet", "gz"], key="upload",
+    f"Upload a table (CSV, TSV, Parquet, optionally .gz; at most {MAX_UPLOAD_MIB} MiB); it is "
+    "held in memory only",
+    type=["csv", "tsv", "txt", "parquet", "gz"], key="upload", max_upload_size=MAX_UPLOAD_MIB,
     on_change=lambda: upload_file(ss.get("upload")),
 )
 if ss.get("upload_error"):
@@ -121,7 +123,13 @@ def _set_center() -> None:
 
 def _set_radius() -> None:
     r = ss[f"radius_{key}"]
-    sp["radius"] = None if r is None else float(r)
+    if r is not None:
+        got = check_radius_value(r)
+        if not got.ok:
+            ss["radius_msg"] = ("error", got.message)
+            return
+        r = got.value
+    sp["radius"] = r
     sp["radius_from"] = "declared by you" if r is not None else "not declared yet"
 
 
@@ -156,14 +164,16 @@ if not sp["columns"]:
 
 
 def _suggest_radius() -> None:
-    from dpcore.runconfig import prepare_matrix
-
-    Xc = prepare_matrix(df, columns=sp["columns"], center=sp["center"])
+    # Validated before it is stored: ±1e308 rows give no radius and a message, never a NaN
+    # that would wedge every page of the session (issue 14, finding 2).
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the page shows its own, more visible warning
-        r = data_radius(Xc, quantile=0.99)
-    ss[f"radius_{key}"] = float(f"{r:.4g}")
-    sp["radius"] = float(f"{r:.4g}")
+        got = suggest_radius(df, columns=sp["columns"], center=sp["center"])
+    if not got.ok:
+        ss["radius_msg"] = ("error", got.message)
+        return
+    ss[f"radius_{key}"] = got.value
+    sp["radius"] = got.value
     sp["radius_from"] = "suggested from the data's 99th percentile norm: NOT private"
 
 
@@ -184,7 +194,11 @@ def _private_radius() -> None:
         return
     est = private_norm_quantile(prepare_matrix(df, columns=sp["columns"], center=sp["center"]),
                                 q, epsilon=eps_r, lower=lo, upper=hi, rng=fresh_seed())
-    r = float(f"{est.radius:.4g}")
+    got = check_radius_value(float(f"{est.radius:.4g}"))
+    if not got.ok:
+        ss["radius_msg"] = ("error", got.message)
+        return
+    r = got.value
     ss[f"radius_{key}"] = r
     sp["radius"] = r
     sp["radius_from"] = (f"estimated privately: {q:.0%} quantile of the norms under "
@@ -220,7 +234,7 @@ with st.expander("Estimate the radius privately (explore: no charge recorded)"):
     st.button("Estimate radius privately", key="private_radius", on_click=_private_radius)
 msg = ss.pop("radius_msg", None)
 if msg is not None:
-    (st.error if msg[0] == "error" else st.success)(msg[1])
+    (st.error if msg[0] == "error" else st.success)(md_text(msg[1]))
 if "NOT private" in sp["radius_from"]:
     st.warning("The radius was read off the data: a real release with it leaks information about "
                "the data. Replace it by a bound you know independently of the data before "

@@ -10,6 +10,7 @@ import streamlit as st
 from dpcore import plots
 from dpcore.data import MAX_UPLOAD_MIB, numeric_columns
 from dpcore.describe import radius_estimate_band
+from dpcore.limits import resource_limits
 from dpcore.suggest import check_radius_value, suggest_radius
 from dpcore.text import md_text
 from dpcore.ui_state import fresh_seed, pca_projection
@@ -72,18 +73,30 @@ sp = spec(key, df)
 st.subheader(title)
 if key == SYNTHETIC:
     def _set_mixture() -> None:
-        ss["mixture"] = {"n": int(ss["mix_n"]), "d": int(ss["mix_d"]), "k": int(ss["mix_k"]),
+        d = int(ss["mix_d"])
+        n_max = mixture_max_rows(d)
+        if int(ss["mix_n"]) > n_max:  # n × d within the session memory budget (finding 4)
+            ss["mix_msg"] = (f"n lowered to {n_max:,}: with d = {d} a larger mixture exceeds "
+                             "this session's memory budget (DPCORE_SESSION_MEMORY_MB)")
+            ss["mix_n"] = n_max
+        ss["mixture"] = {"n": int(ss["mix_n"]), "d": d, "k": int(ss["mix_k"]),
                          "sigma": float(ss["mix_sigma"]), "center_radius": 10.0}
         forget_spec(SYNTHETIC)
 
+    def mixture_max_rows(d: int) -> int:
+        return max(100, min(1_000_000, resource_limits(d).max_rows(d)))
+
     mix = mixture_params()
     g1, g2, g3, g4 = st.columns(4)
-    g1.number_input("n", 100, 1_000_000, value=mix["n"], step=1000, key="mix_n",
-                    on_change=_set_mixture)
+    g1.number_input("n", 100, mixture_max_rows(mix["d"]), value=mix["n"], step=1000,
+                    key="mix_n", on_change=_set_mixture,
+                    help="At most what fits this session's memory budget for this d.")
     g2.number_input("d", 1, 100, value=mix["d"], key="mix_d", on_change=_set_mixture)
     g3.number_input("components", 1, 50, value=mix["k"], key="mix_k", on_change=_set_mixture)
     g4.number_input("σ", 0.01, 100.0, value=mix["sigma"], key="mix_sigma",
                     on_change=_set_mixture)
+    if ss.get("mix_msg"):
+        st.info(ss.pop("mix_msg"))
     df, source, title = raw_frame(key)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import warnings
 
 import numpy as np
@@ -70,7 +71,7 @@ if df is None:
     st.info("No file uploaded yet: upload one above, or pick a sample data set in the sidebar.")
     st.stop()
 sp = spec(key, df)
-st.subheader(title)
+st.subheader(md_text(title))
 if key == SYNTHETIC:
     def _set_mixture() -> None:
         d = int(ss["mix_d"])
@@ -281,7 +282,8 @@ st.dataframe(df.head(1000), height=240)
 centre = np.zeros(ds.d) if ds.center is None else np.asarray(ds.center)
 P = ds.X + centre  # back to the table's units for display
 proj = pca_projection(P, ds.columns)
-fig = plots.points_figure(proj(P), title=f"{ds.title}: rows after centring and clipping",
+fig = plots.points_figure(proj(P),
+                          title=f"{html.escape(ds.title)}: rows after centring and clipping",
                           axis_titles=proj.axis_titles, note=EXPLORE_NOTE,
                           seed=int(ss["seed"]))
 if ds.d == 2 and ds.radius is not None:

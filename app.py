@@ -152,6 +152,20 @@ def sidebar() -> None:
     budget_sidebar()
 
 
+def _url_spec() -> dict:
+    """The URL parameters' spec; a module that does not import (its page is hidden) leaves its
+    parameter's list empty instead of breaking the frame."""
+    lists = {}
+    for name, module, attr in (("algorithms", "dpcore.sweeps", "clustering_algorithms"),
+                               ("statistics", "dpcore.statistics", "STATISTICS")):
+        try:
+            obj = getattr(importlib.import_module(module), attr)
+            lists[name] = list(obj() if callable(obj) else obj)
+        except Exception:
+            lists[name] = []
+    return app_query_spec(data_keys=DATA_KEYS, epsilon_grid=EPSILON_GRID, **lists)
+
+
 def clean_url() -> list[str]:
     """Check the URL before the widgets bound to it exist (issue 14, finding 9).
 
@@ -161,8 +175,7 @@ def clean_url() -> list[str]:
     """
     qp = st.query_params
     raw = {k: qp.get_all(k) for k in qp}
-    check = clean_query_params(raw, app_query_spec(data_keys=DATA_KEYS,
-                                                   epsilon_grid=EPSILON_GRID))
+    check = clean_query_params(raw, _url_spec())
     for key in dict.fromkeys(check.rejected):
         good = check.values.get(key)
         if good is None or good == []:

@@ -109,7 +109,7 @@ def show_releases(page: str, door: ReleaseDoor, *, plane: Sequence[str] | None =
     with st.container(key=f"dpout_{page}"):
         for r in rels:
             if r.failed:
-                st.warning(f"{r.label}: {md_text(r.message)}")
+                st.warning(f"{r.label}: {r.message}")  # the door's fixed public text
             else:
                 st.success(f"{r.label}: released under {r.guarantee}.")
         centres = {r.label: door.to_table_units(v) for r in rels if not r.failed

@@ -17,7 +17,7 @@ import time
 
 import psutil
 import pytest
-from e2e_helpers import LAUNCH_ARGS, assert_no_errors, serve, wait_ready
+from e2e_helpers import assert_no_errors, serve, wait_ready
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
@@ -100,44 +100,39 @@ def _start_and_supersede(pg, url: str) -> None:
     pg.wait_for_selector("text=Stop")
 
 
-def test_superseded_runs_stop_and_memory_returns(own_server, chromium_path):
-    from playwright.sync_api import sync_playwright
-
+def test_superseded_runs_stop_and_memory_returns(own_server, browser):
     url, proc = own_server
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_path, headless=True, args=LAUNCH_ARGS)
-        try:
-            warm = b.new_context()  # load the modules and the sample once before measuring
-            _start_and_supersede(warm.new_page(), url)
-            warm.close()
-            time.sleep(3)
-            base_threads = proc.num_threads()
-            base_rss = proc.memory_info().rss
-            base_cpu = _settle(proc, 1.0)
+    warm = browser.new_context()  # load the modules and the sample once before measuring
+    _start_and_supersede(warm.new_page(), url)
+    warm.close()
+    time.sleep(3)
+    base_threads = proc.num_threads()
+    base_rss = proc.memory_info().rss
+    base_cpu = _settle(proc, 1.0)
 
-            ctxs, pages = [], []
-            for _ in range(SESSIONS):
-                ctx = b.new_context()
-                pg = ctx.new_page()
-                pg.set_default_timeout(120_000)
-                ctxs.append(ctx)
-                pages.append(pg)
-            for pg in pages:
-                _start_and_supersede(pg, url)
-            busy_threads = proc.num_threads()
-            for pg in pages:  # supersede: a new seed, Run again
-                seed = pg.locator("[data-testid='stSidebar'] input[aria-label='Seed']")
-                seed.fill("2")
-                seed.press("Enter")
-                wait_ready(pg)
-                pg.get_by_role("button", name=re.compile(r"^Run ")).click()
-                pg.wait_for_selector("text=Stop")
-            busy_cpu = _settle(proc, 1.0)
-            for ctx in ctxs:
-                ctx.close()
-            closed = time.monotonic()
-        finally:
-            b.close()
+    ctxs, pages = [], []
+    for _ in range(SESSIONS):
+        ctx = browser.new_context()
+        pg = ctx.new_page()
+        pg.set_default_timeout(120_000)
+        ctxs.append(ctx)
+        pages.append(pg)
+    try:
+        for pg in pages:
+            _start_and_supersede(pg, url)
+        busy_threads = proc.num_threads()
+        for pg in pages:  # supersede: a new seed, Run again
+            seed = pg.locator("[data-testid='stSidebar'] input[aria-label='Seed']")
+            seed.fill("2")
+            seed.press("Enter")
+            wait_ready(pg)
+            pg.get_by_role("button", name=re.compile(r"^Run ")).click()
+            pg.wait_for_selector("text=Stop")
+        busy_cpu = _settle(proc, 1.0)
+    finally:
+        for ctx in ctxs:
+            ctx.close()
+    closed = time.monotonic()
     time.sleep(max(0.0, 2.0 - (time.monotonic() - closed)))
     after_cpu = _settle(proc, 2.0)
     after_threads = proc.num_threads()

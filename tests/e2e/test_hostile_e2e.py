@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import time
 
@@ -136,7 +137,8 @@ def test_superseded_runs_stop_and_memory_returns(own_server, browser):
     time.sleep(max(0.0, 2.0 - (time.monotonic() - closed)))
     after_cpu = _settle(proc, 2.0)
     after_threads = proc.num_threads()
-    time.sleep(5)
+    # DPCORE_LOAD_SETTLE_S=150 outlasts Streamlit's 2-minute keep of disconnected sessions
+    time.sleep(float(os.environ.get("DPCORE_LOAD_SETTLE_S", "5")))
     after_rss = proc.memory_info().rss
     report = (f"server CPU: idle {base_cpu:.2f}, busy {busy_cpu:.2f}, 2 s after closing "
               f"{after_cpu:.2f} core(s); threads: {base_threads} → {busy_threads} → "
@@ -150,4 +152,4 @@ def test_superseded_runs_stop_and_memory_returns(own_server, browser):
         # keeps a disconnected session's state for reconnection (MemorySessionStorage, TTL
         # 2 min), and freed Python memory is not always returned to the OS. The 10 %
         # target is not met within the test's time: reported, not loosened.
-        pytest.xfail(f"RSS not back within 10 % of its start 5 s after closing: {report}")
+        pytest.xfail(f"RSS not back within 10 % of its start after closing: {report}")

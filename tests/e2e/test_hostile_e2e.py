@@ -148,7 +148,8 @@ def test_superseded_runs_stop_and_memory_returns(own_server, browser):
     assert after_cpu < 0.15, report  # no orphaned fit burning CPU
     assert after_threads <= base_threads + 2, report
     if after_rss > 1.10 * base_rss:
-        # Measured 260 → 358 MiB (+38 %) 5 s after closing, on a loaded 2-core machine. Streamlit
+        # Measured 258 → 338 MiB (+31 %) 5 s after closing and 258 → 326 MiB (+26 %) 150 s after
+        # (DPCORE_LOAD_SETTLE_S=150), on a loaded 2-core machine. Streamlit
         # keeps a disconnected session's state for reconnection (MemorySessionStorage, TTL
         # 2 min), and freed Python memory is not always returned to the OS. The 10 %
         # target is not met within the test's time: reported, not loosened.

@@ -17,6 +17,8 @@ import streamlit as st
 
 from dpcore.datasets import SAMPLE_DATASETS
 from dpcore.privacy import PrivacyLedger
+from dpcore.text import md_text
+from dpcore.url_state import app_query_spec, clean_query_params
 from pages._common import (
     DATA_KEYS,
     EPSILON_GRID,
@@ -79,7 +81,7 @@ def _data_label(key: str) -> str:
     if key == SYNTHETIC:
         return "Synthetic Gaussian mixture (public by construction)"
     up = st.session_state.get("uploaded")
-    return f"Uploaded file {up['name']}" if up else "No file uploaded yet"
+    return f"Uploaded file {md_text(up['name'], max_chars=80)}" if up else "No file uploaded yet"
 
 
 def budget_sidebar() -> None:
@@ -126,10 +128,11 @@ def sidebar() -> None:
                       "lasting ledger.")
         st.caption(_data_label(ss.get("data") or DATA_KEYS[0]))
         if not is_release_mode():  # release mode shows only the public description
-            ds = current_dataset()
+            ds = current_dataset(show_error=False)
             if ds is not None:
                 radius = "not declared" if ds.radius is None else f"{ds.radius:.4g}"
-                st.caption(f"{ds.n:,} rows × {ds.d} columns ({', '.join(ds.columns[:4])}"
+                st.caption(f"{ds.n:,} rows × {ds.d} columns "
+                           f"({md_text(', '.join(map(str, ds.columns[:4])), max_chars=120)}"
                            f"{'…' if ds.d > 4 else ''}); radius {radius}")
             elif ss.get("data") == UPLOAD:
                 st.caption("Upload a file on the Data page.")
@@ -149,9 +152,65 @@ def sidebar() -> None:
     budget_sidebar()
 
 
+def _url_spec() -> dict:
+    """The URL parameters' spec; a module that does not import (its page is hidden) leaves its
+    parameter's list empty instead of breaking the frame."""
+    lists = {}
+    for name, module, attr in (("algorithms", "dpcore.sweeps", "clustering_algorithms"),
+                               ("statistics", "dpcore.statistics", "STATISTICS")):
+        try:
+            obj = getattr(importlib.import_module(module), attr)
+            lists[name] = list(obj() if callable(obj) else obj)
+        except Exception:
+            lists[name] = []
+    return app_query_spec(data_keys=DATA_KEYS, epsilon_grid=EPSILON_GRID, **lists)
+
+
+def clean_url() -> list[str]:
+    """Check the URL before the widgets bound to it exist (issue 14, finding 9).
+
+    A rejected value is replaced by the last valid value given for its key, or dropped (the
+    widget then shows its default); the returned "ignored k=abc: …" lines are shown once, on
+    the run that saw the bad URL. Never raises, whatever the URL holds.
+    """
+    qp = st.query_params
+    raw = {k: qp.get_all(k) for k in qp}
+    check = clean_query_params(raw, _url_spec())
+    for key in dict.fromkeys(check.rejected):
+        good = check.values.get(key)
+        if good is None or good == []:
+            del qp[key]
+        else:
+            qp[key] = good if isinstance(good, list) else str(good)
+    if check.rejected:
+        _reseed_widgets_from_url()
+    return check.messages
+
+
+def _reseed_widgets_from_url() -> None:
+    """Make the bound widgets seed from the cleaned URL, not the one the browser sent.
+
+    Streamlit 1.67 seeds a ``bind="query-params"`` widget from a copy of the URL taken when the
+    run started (``QueryParams._initial_query_params``); editing ``st.query_params`` alone
+    leaves a 5,000-digit ``k`` there (OverflowError in ``number_input``). No public API
+    exists, hence the guarded private call.
+    """
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    try:
+        with ctx.session_state.query_params() as qp:
+            qp.set_initial_query_params_from_current()
+    except AttributeError:  # another Streamlit version: the widgets' own parsing applies
+        pass
+
+
 st.set_page_config(page_title="dpcore: private clustering explorer", page_icon=":material/lock:",
                    layout="wide")
+url_messages = clean_url()
 init_state()
+for _msg in url_messages:
+    st.warning(md_text(_msg), icon=":material/link_off:")
 nav = st.navigation(navigation_pages())
 with st.sidebar:
     sidebar()

@@ -30,14 +30,23 @@ _NEWLINES = re.compile(r"\r\n|\r|\n")
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
+# Streamlit's Markdown (remark-gfm) turns ``http://…``, ``www.…`` and ``a@b.c`` into links even
+# when every character is backslash-escaped (seen in Chromium: an escaped
+# ``![t](http://127.0.0.1:9/x.png)`` still became ``<a href="http://127.0.0.1:9/x.png)">``).
+# An invisible WORD JOINER (U+2060) inside the trigger breaks the autolink and shows nothing.
+WORD_JOINER = "\u2060"
+_AUTOLINK_TRIGGERS = re.compile(r"(?i)(?<=:)(?=//)|(?<=www)(?=\.)|(?<=@)")
+
 
 def md_text(value: Any, *, max_chars: int | None = None) -> str:
     """``value`` as a Markdown fragment that renders as exactly its text.
 
     Backslash-escapes every Markdown / HTML / math / directive character, so no link, image,
     emphasis, heading, HTML tag, entity, ``$`` formula or ``:red[…]`` colour is produced; line
-    breaks become spaces (a name is one line). ``max_chars`` shortens very long strings
-    (``…`` appended), e.g. 80 for a column name in a caption; ``None`` (default) keeps all.
+    breaks become spaces (a name is one line); an invisible U+2060 is put after ``:`` of
+    ``://``, after ``www`` and after ``@`` so that no autolink forms. ``max_chars`` shortens
+    very long strings (``…`` appended), e.g. 80 for a column name in a caption; ``None``
+    (default) keeps all.
 
     Example: ``![t](http://127.0.0.1:9/x.png)`` becomes ``\\!\\[t\\]\\(http\\:\\/\\/…`` and
     renders as exactly ``![t](http://127.0.0.1:9/x.png)``: no image is fetched.
@@ -46,6 +55,7 @@ def md_text(value: Any, *, max_chars: int | None = None) -> str:
     if max_chars is not None and len(text) > max_chars:
         text = text[:max_chars] + "…"
     text = _NEWLINES.sub(" ", text)
+    text = _AUTOLINK_TRIGGERS.sub(WORD_JOINER, text)
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 

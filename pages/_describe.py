@@ -23,6 +23,8 @@ import streamlit as st
 
 from dpcore.datasets import SAMPLE_DATASETS
 from dpcore.describe import apply_description, describe, excluded_columns, suggest_bounds
+from dpcore.limits import MAX_ABS_VALUE
+from dpcore.text import md_text
 from pages._common import UPLOAD, Dataset, is_release_mode, spec
 
 DATA_NOTE = "from the data (not private)"
@@ -61,7 +63,9 @@ def _base_table(raw: pd.DataFrame, *, from_data: bool) -> pd.DataFrame:
         if b is None and from_data and numeric and use:
             col = pd.to_numeric(raw[c], errors="coerce")
             lo, hi = float(np.nanmin(col)), float(np.nanmax(col))
-            if np.isfinite(lo) and np.isfinite(hi):
+            # only data inside the supported range get a suggestion (±1e308 would give an
+            # infinite width: issue 14, finding 2); otherwise the user types the bounds
+            if max(abs(lo), abs(hi)) <= MAX_ABS_VALUE:
                 b, source = _nice_outward(lo, hi), DATA_NOTE
         rows.append({"column": name, "use": use, "lower": None if b is None else b[0],
                      "upper": None if b is None else b[1],
@@ -144,7 +148,7 @@ def describe_step() -> None:
                  icon=":material/check:"):
         err = _apply(raw, table, scaled)
         if err:
-            st.error(err)
+            st.error(md_text(err))
         else:
             st.rerun()
     if (table["bounds from"] == DATA_NOTE).any() and explore:

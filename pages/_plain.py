@@ -7,6 +7,7 @@ from collections import Counter
 import streamlit as st
 
 from dpcore.advice import plain_error, plain_warning
+from dpcore.text import md_text
 
 
 def show_plain_warnings(messages: list[str], *, prefix: str = "") -> None:
@@ -20,7 +21,7 @@ def show_plain_warnings(messages: list[str], *, prefix: str = "") -> None:
         plain[p.text] += 1
         originals.setdefault(p.text, []).append(p.details)
     for text in plain:
-        st.caption(f":orange[⚠ {prefix}{text}]")
+        st.caption(f":orange[⚠ {md_text(prefix + text)}]")
     with st.expander("Details of the warnings"):
         for items in originals.values():
             for item in items:
@@ -30,6 +31,6 @@ def show_plain_warnings(messages: list[str], *, prefix: str = "") -> None:
 def show_plain_error(message: str, *, lead: str = "") -> None:
     """A failure as a warning in plain words, the technical message under "details"."""
     p = plain_error(message)
-    st.warning(f"{lead}{p.text}")
+    st.warning(md_text(f"{lead}{p.text}"))
     with st.expander("Details"):
         st.code(p.details, language=None)

@@ -20,6 +20,7 @@ import streamlit as st
 
 from dpcore.privacy import BudgetExceededError
 from dpcore.release import PROXY_ROWS, Release, ReleaseDoor, ReleaseRefused
+from dpcore.text import md_text
 
 
 def door_or_stop() -> ReleaseDoor:
@@ -57,7 +58,7 @@ def n_panel(door: ReleaseDoor, page: str) -> None:
         try:
             door.estimate_n(float(eps))
         except (BudgetExceededError, ReleaseRefused, TypeError) as exc:
-            st.error(f"Refused, nothing was charged: {exc}")
+            st.error(f"Refused, nothing was charged: {md_text(exc)}")
             return
         st.rerun()
 
@@ -87,7 +88,7 @@ def release_control(page: str, label: str, parts: Callable[[], list[tuple[str, d
         st.rerun()  # the sidebar, drawn before the page, shows the new remaining budget
     refusal = st.session_state.get("release_refusals", {}).get(page)
     if refusal:
-        st.error(f"Release refused, nothing was charged or computed: {refusal}")
+        st.error(f"Release refused, nothing was charged or computed: {md_text(refusal)}")
 
 
 def releases_of(page: str) -> list[Release]:
@@ -108,7 +109,7 @@ def show_releases(page: str, door: ReleaseDoor, *, plane: Sequence[str] | None =
     with st.container(key=f"dpout_{page}"):
         for r in rels:
             if r.failed:
-                st.warning(f"{r.label}: {r.message}")
+                st.warning(f"{r.label}: {r.message}")  # the door's fixed public text
             else:
                 st.success(f"{r.label}: released under {r.guarantee}.")
         centres = {r.label: door.to_table_units(v) for r in rels if not r.failed

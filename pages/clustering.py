@@ -16,6 +16,7 @@ from dpcore.advice import (
 from dpcore.cancel import checkpoint
 from dpcore.evaluate import normalized_kmeans_cost
 from dpcore.sweeps import clustering_algorithms, fit_algorithm, unavailable_algorithms
+from dpcore.text import md_text
 from pages._common import (
     EPSILON_GRID,
     EXPLORE_NOTE,
@@ -152,12 +153,12 @@ for o in outs:
             plan = friendly_kmeans_plan(ds.n, k, epsilon=eps, delta=float(delta),
                                         grid=EPSILON_GRID)
             if not plan.feasible:
-                st.warning(f"{o.algorithm}: {plan.message}")
+                st.warning(f"{o.algorithm}: {md_text(plan.message)}")
                 if plan.epsilon_needed is not None:
                     st.button(f"Use ε = {plan.epsilon_needed:g}", key="clu_fc_eps",
                               on_click=_apply, args=({"eps": plan.epsilon_needed},))
         with st.expander(f"{o.algorithm}: why nothing was released"):
-            st.write(plain_error(o.error).text)
+            st.text(plain_error(o.error).text)
             st.code(o.error)
     elif algorithms[o.algorithm].private:
         verdict = noise_verdict(ds.X, o.centers)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import html
 import warnings
 
 import numpy as np
 import streamlit as st
 
 from dpcore import plots
-from dpcore.data import data_radius, numeric_columns
+from dpcore.data import MAX_UPLOAD_MIB, numeric_columns
 from dpcore.describe import radius_estimate_band
+from dpcore.limits import resource_limits
+from dpcore.suggest import check_radius_value, suggest_radius
+from dpcore.text import md_text
 from dpcore.ui_state import fresh_seed, pca_projection
 from pages._common import (
     EXPLORE_NOTE,
@@ -53,12 +57,13 @@ with st.expander("New here? Start with the cities sample, then…", expanded=Fal
             st.page_link(path, label=f"{title}: {what}", icon=icon)
 
 st.file_uploader(
-    "Upload a table (CSV, TSV, Parquet, optionally .gz); it is held in memory only",
-    type=["csv", "tsv", "txt", "parquet", "gz"], key="upload",
+    f"Upload a table (CSV, TSV, Parquet, optionally .gz; at most {MAX_UPLOAD_MIB} MiB); it is "
+    "held in memory only",
+    type=["csv", "tsv", "txt", "parquet", "gz"], key="upload", max_upload_size=MAX_UPLOAD_MIB,
     on_change=lambda: upload_file(ss.get("upload")),
 )
 if ss.get("upload_error"):
-    st.error(f"This file cannot be used. {ss['upload_error']}")
+    st.error(f"This file cannot be used. {md_text(ss['upload_error'])}")
 
 key = ss["data"]
 df, source, title = raw_frame(key)
@@ -66,21 +71,33 @@ if df is None:
     st.info("No file uploaded yet: upload one above, or pick a sample data set in the sidebar.")
     st.stop()
 sp = spec(key, df)
-st.subheader(title)
+st.subheader(md_text(title))
 if key == SYNTHETIC:
     def _set_mixture() -> None:
-        ss["mixture"] = {"n": int(ss["mix_n"]), "d": int(ss["mix_d"]), "k": int(ss["mix_k"]),
+        d = int(ss["mix_d"])
+        n_max = mixture_max_rows(d)
+        if int(ss["mix_n"]) > n_max:  # n × d within the session memory budget (finding 4)
+            ss["mix_msg"] = (f"n lowered to {n_max:,}: with d = {d} a larger mixture exceeds "
+                             "this session's memory budget (DPCORE_SESSION_MEMORY_MB)")
+            ss["mix_n"] = n_max
+        ss["mixture"] = {"n": int(ss["mix_n"]), "d": d, "k": int(ss["mix_k"]),
                          "sigma": float(ss["mix_sigma"]), "center_radius": 10.0}
         forget_spec(SYNTHETIC)
 
+    def mixture_max_rows(d: int) -> int:
+        return max(100, min(1_000_000, resource_limits(d).max_rows(d)))
+
     mix = mixture_params()
     g1, g2, g3, g4 = st.columns(4)
-    g1.number_input("n", 100, 1_000_000, value=mix["n"], step=1000, key="mix_n",
-                    on_change=_set_mixture)
+    g1.number_input("n", 100, mixture_max_rows(mix["d"]), value=mix["n"], step=1000,
+                    key="mix_n", on_change=_set_mixture,
+                    help="At most what fits this session's memory budget for this d.")
     g2.number_input("d", 1, 100, value=mix["d"], key="mix_d", on_change=_set_mixture)
     g3.number_input("components", 1, 50, value=mix["k"], key="mix_k", on_change=_set_mixture)
     g4.number_input("σ", 0.01, 100.0, value=mix["sigma"], key="mix_sigma",
                     on_change=_set_mixture)
+    if ss.get("mix_msg"):
+        st.info(ss.pop("mix_msg"))
     df, source, title = raw_frame(key)
 
 
@@ -120,7 +137,13 @@ def _set_center() -> None:
 
 def _set_radius() -> None:
     r = ss[f"radius_{key}"]
-    sp["radius"] = None if r is None else float(r)
+    if r is not None:
+        got = check_radius_value(r)
+        if not got.ok:
+            ss["radius_msg"] = ("error", got.message)
+            return
+        r = got.value
+    sp["radius"] = r
     sp["radius_from"] = "declared by you" if r is not None else "not declared yet"
 
 
@@ -146,7 +169,7 @@ else:
                     help="Rows are clipped (scaled down) to this L2 norm after centring; the "
                          "sensitivity of every mechanism depends on it.")
     if ss.get("center_error"):
-        st.error(ss["center_error"])
+        st.error(md_text(ss["center_error"]))
     st.caption(f"Radius source: {sp['radius_from']}.")
 
 if not sp["columns"]:
@@ -155,14 +178,16 @@ if not sp["columns"]:
 
 
 def _suggest_radius() -> None:
-    from dpcore.runconfig import prepare_matrix
-
-    Xc = prepare_matrix(df, columns=sp["columns"], center=sp["center"])
+    # Validated before it is stored: ±1e308 rows give no radius and a message, never a NaN
+    # that would wedge every page of the session (issue 14, finding 2).
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the page shows its own, more visible warning
-        r = data_radius(Xc, quantile=0.99)
-    ss[f"radius_{key}"] = float(f"{r:.4g}")
-    sp["radius"] = float(f"{r:.4g}")
+        got = suggest_radius(df, columns=sp["columns"], center=sp["center"])
+    if not got.ok:
+        ss["radius_msg"] = ("error", got.message)
+        return
+    ss[f"radius_{key}"] = got.value
+    sp["radius"] = got.value
     sp["radius_from"] = "suggested from the data's 99th percentile norm: NOT private"
 
 
@@ -183,7 +208,11 @@ def _private_radius() -> None:
         return
     est = private_norm_quantile(prepare_matrix(df, columns=sp["columns"], center=sp["center"]),
                                 q, epsilon=eps_r, lower=lo, upper=hi, rng=fresh_seed())
-    r = float(f"{est.radius:.4g}")
+    got = check_radius_value(float(f"{est.radius:.4g}"))
+    if not got.ok:
+        ss["radius_msg"] = ("error", got.message)
+        return
+    r = got.value
     ss[f"radius_{key}"] = r
     sp["radius"] = r
     sp["radius_from"] = (f"estimated privately: {q:.0%} quantile of the norms under "
@@ -219,7 +248,7 @@ with st.expander("Estimate the radius privately (explore: no charge recorded)"):
     st.button("Estimate radius privately", key="private_radius", on_click=_private_radius)
 msg = ss.pop("radius_msg", None)
 if msg is not None:
-    (st.error if msg[0] == "error" else st.success)(msg[1])
+    (st.error if msg[0] == "error" else st.success)(md_text(msg[1]))
 if "NOT private" in sp["radius_from"]:
     st.warning("The radius was read off the data: a real release with it leaks information about "
                "the data. Replace it by a bound you know independently of the data before "
@@ -253,7 +282,8 @@ st.dataframe(df.head(1000), height=240)
 centre = np.zeros(ds.d) if ds.center is None else np.asarray(ds.center)
 P = ds.X + centre  # back to the table's units for display
 proj = pca_projection(P, ds.columns)
-fig = plots.points_figure(proj(P), title=f"{ds.title}: rows after centring and clipping",
+fig = plots.points_figure(proj(P),
+                          title=f"{html.escape(ds.title)}: rows after centring and clipping",
                           axis_titles=proj.axis_titles, note=EXPLORE_NOTE,
                           seed=int(ss["seed"]))
 if ds.d == 2 and ds.radius is not None:

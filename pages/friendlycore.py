@@ -23,6 +23,7 @@ from dpcore.friendlycore import (
 )
 from dpcore.friendlycore.sampling import poisson_rate, poisson_rows
 from dpcore.privacy import PureDP
+from dpcore.text import md_text
 from pages._common import (
     EPSILON_GRID,
     EXPLORE_NOTE,
@@ -178,7 +179,7 @@ with c2:
 if paradigm == "zcdp":
     st.subheader("2 · The private mean of the core")
     if out["estimate"] is None:
-        st.warning(f"FriendlyCore returned ⊥: {out['reason']}")
+        st.warning(f"FriendlyCore returned ⊥: {md_text(out['reason'])}")
     else:
         err = float(np.linalg.norm(out["estimate"] - X.mean(axis=0)))
         st.write(f"Private mean {np.round(to_table_units(ds, out['estimate'])[0], 4).tolist()} "

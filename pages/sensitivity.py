@@ -20,6 +20,7 @@ from dpcore.sensitivity_population import (
     population_sampler,
 )
 from dpcore.statistics import STATISTICS, get_statistic
+from dpcore.text import md_text
 from dpcore.ui_state import subsample_indices
 from pages._common import (
     EXPLORE_NOTE,
@@ -77,7 +78,7 @@ delta = c6.number_input("δ (Gaussian)", 1e-12, 0.1, value=1e-6, format="%.1e",
 try:
     cfg = sampler_config(gamma=gamma, m=m)
 except ValueError as exc:
-    st.error(f"Sampler configuration: {exc}")
+    st.error(f"Sampler configuration: {md_text(exc)}")
     st.stop()
 st.caption(f"Sampler: m = {cfg.m} pairs, order statistic k = {cfg.k}, γ = {cfg.gamma:.3g} "
            f"(Table 1 of the paper, {cfg.mode}).")
@@ -189,7 +190,7 @@ def measured_gamma(name_: str, params_json: str, pop: str, delta_hat: float, n: 
 seed = view_seed("sensitivity")
 out = run_on_population(ds.fp, int(n_used), json.dumps(params), pop_p, seed, rows(seed))
 if "error" in out:
-    st.error(f"The sampler cannot run with these parameters: {out['error']}")
+    st.error(f"The sampler cannot run with these parameters: {md_text(out['error'])}")
     st.stop()
 show_warnings(out["warnings"])
 bound = global_bound(params, int(n_used))

@@ -19,6 +19,7 @@ from dpcore.sweeps import (
     summarize,
     utility_sweep,
 )
+from dpcore.text import md_text
 from pages._common import (
     EPSILON_GRID,
     EXPLORE_NOTE,
@@ -129,7 +130,7 @@ failed = table["error"].notna()
 if failed.any():
     st.markdown(f":orange[{int(failed.sum())} of {len(table)} fit(s) released nothing:]")
     for msg, count in table.loc[failed, "error"].value_counts().items():
-        st.markdown(f"- :orange[{count} ×] {plain_error(msg).text}")
+        st.markdown(f"- :orange[{count} ×] {md_text(plain_error(msg).text)}")
     with st.expander("Details of the failures"):
         st.dataframe(table.loc[failed, ["algorithm", "epsilon", "repetition", "error"]],
                      hide_index=True)

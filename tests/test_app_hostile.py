@@ -1,0 +1,204 @@
+"""Hostile input against the dashboard (AppTest, fast): uploads, URLs, sessions that must not wedge.
+
+Issue 14, findings 2, 5, 7, 9, 10. What each test catches:
+
+* ``test_upload_fuzz``: a page that writes a column name, file name, cell value or an error
+  message quoting one through Markdown unescaped (an ``![t](http://127.0.0.1:9/x.png)`` column
+  makes the browser fetch the URL), or any upload that ends in a traceback;
+* ``test_bad_url_is_reported_and_page_renders``: a bad URL value dropped without a word, or
+  one that crashes the page (``?k=`` with 5,000 digits reached ``number_input``'s parser);
+* ``test_huge_values_upload_leaves_the_session_usable``: ±1e308 rows that wedge the session
+  (a NaN radius stored, an infinite bound width), or the same error shown twice;
+* ``test_csv_download_neutralises_formula_headers``: a download that writes ``=HYPERLINK(…)``
+  as a header a spreadsheet runs.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+
+import pytest
+from apptest_helpers import capture_downloads, errors, new_app
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytestmark = pytest.mark.filterwarnings("ignore::dpcore.privacy.PrivacyLeakWarning")
+
+HOSTILE_NAMES = [
+    "![t](http://127.0.0.1:9/x.png)",
+    "[web](http://127.0.0.1:9/)",
+    '=HYPERLINK("http://127.0.0.1:9","x")',
+    "=cmd|' /C calc'!A0",
+    ":red[alarm] **bold** $x^2$",
+    "<img src=http://127.0.0.1:9/y.png>",
+    "www.example.com",
+]
+NUMBERS = ["1", "-2.5", "1e308", "-1e308", "nan", "", "1" + "0" * 400, "0x1p3", "inf", "abc"]
+
+
+def _strip_escapes(text: str) -> str:
+    """``text`` with every backslash-escaped character replaced by ``_`` (what is left would be
+    read as Markdown syntax)."""
+    return re.sub(r"\\.", "_", text, flags=re.S)
+
+
+def _markdown_strings(at) -> list[str]:
+    """Every string the page renders as Markdown: bodies, alerts, labels of widgets, expanders
+    and metrics (dataframes, code and plain text are not Markdown)."""
+    out = []
+    for kind in ("markdown", "caption", "warning", "error", "info", "success", "title",
+                 "header", "subheader"):
+        out += [str(e.value) for e in getattr(at, kind)]
+    for kind in ("expander", "metric", "button", "selectbox", "multiselect", "number_input",
+                 "text_input", "radio", "checkbox", "toggle", "slider", "select_slider"):
+        out += [str(getattr(e, "label", "") or "") for e in getattr(at, kind)]
+    out += [str(o) for r in at.radio for o in r.options]  # radio options are Markdown
+    return out
+
+
+def assert_no_live_markdown(at) -> None:
+    for text in _markdown_strings(at):
+        live = _strip_escapes(text)
+        assert "127.0.0.1:9" not in live, text
+        assert "](" not in live, text  # a link or an image
+        assert "<img" not in live.lower() and "<a " not in live.lower(), text
+        assert "www.example.com" not in live, text  # a GFM autolink
+
+
+def _csv_bytes(names: list[str], rows: list[list[str]]) -> bytes:
+    def cell(x: str) -> str:
+        return '"' + x.replace('"', '""') + '"'
+
+    lines = [",".join(cell(n) for n in names)] + [",".join(r) for r in rows]
+    return ("\n".join(lines) + "\n").encode()
+
+
+@st.composite
+def uploads(draw):
+    """(file name, bytes): hostile headers and values, random bytes, gzip (one or several
+    members), UTF-8 with BOM, UTF-16."""
+    kind = draw(st.sampled_from(["csv", "csv", "csv", "bytes"]))
+    stem = draw(st.sampled_from([*HOSTILE_NAMES, "data"]))
+    if kind == "bytes":
+        return stem + ".csv", draw(st.binary(max_size=400))
+    d = draw(st.integers(1, 3))
+    names = draw(st.lists(st.sampled_from([*HOSTILE_NAMES, "a", "b"]), min_size=d, max_size=d))
+    n = draw(st.integers(1, 12))
+    rows = [[draw(st.sampled_from(NUMBERS)) for _ in range(d)] for _ in range(n)]
+    raw = _csv_bytes(names, rows)
+    enc = draw(st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "gzip", "gzip2"]))
+    if enc in ("utf-8-sig", "utf-16"):
+        return stem + ".csv", raw.decode().encode(enc)
+    if enc == "gzip":
+        return stem + ".csv.gz", gzip.compress(raw)
+    if enc == "gzip2":  # two members: both must be read (finding 7)
+        half = raw.index(b"\n") + 1 + (len(raw) - raw.index(b"\n") - 1) // 2
+        cut = raw.rfind(b"\n", 0, half) + 1
+        return stem + ".csv.gz", gzip.compress(raw[:cut]) + gzip.compress(raw[cut:])
+    return stem + ".csv", raw
+
+
+@pytest.fixture(scope="module")
+def app():
+    return new_app({"data": "mixture"})
+
+
+@settings(max_examples=30, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(upload=uploads())
+def test_upload_fuzz(app, upload):
+    """One session, many uploads: never a traceback, never live Markdown from the file."""
+    name, data = upload
+    app.file_uploader(key="upload").set_value((name, data, "text/csv")).run()
+    assert not app.exception, (name, data[:80], app.exception)
+    assert_no_live_markdown(app)
+    # an error is shown once, not in the sidebar and on the page
+    msgs = [e.value for e in errors(app)]
+    assert len(msgs) == len(set(msgs))
+
+
+def test_hostile_column_names_on_every_page():
+    """A good upload with hostile names, then every page of the navigation."""
+    at = new_app({"data": "mixture"})
+    data = _csv_bytes(HOSTILE_NAMES[:3], [[f"{i % 7}", f"{i % 5}", f"{i % 3}"]
+                                          for i in range(60)])
+    at.file_uploader(key="upload").set_value((HOSTILE_NAMES[0] + ".csv", data,
+                                              "text/csv")).run()
+    assert not at.exception and at.session_state["data"] == "upload"
+    assert_no_live_markdown(at)
+    for page in ("pages/importance.py", "pages/friendlycore.py", "pages/clustering.py",
+                 "pages/sensitivity.py", "pages/ledger.py"):
+        at.switch_page(page).run()
+        assert not at.exception, (page, at.exception)
+        assert_no_live_markdown(at)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("k", "9" * 5000),
+        ("k", "abc"),
+        ("k", "0"),
+        ("eps", "0"),
+        ("eps", "nan"),
+        ("mode", "hack"),
+        ("data", "../../etc/passwd"),
+        ("seed", "-1"),
+        ("clu_algs", "rm -rf"),
+        ("sampler", "![t](http://127.0.0.1:9/x.png)"),
+    ],
+)
+def test_bad_url_is_reported_and_page_renders(key, value):
+    at = new_app({key: value})
+    assert not at.exception
+    assert at.title and at.title[0].value == "Data"  # the page rendered
+    said = [_strip_escapes(w.value).replace("_", "") for w in at.warning]
+    plain = [w.value.replace("\\", "") for w in at.warning]
+    assert any(p.startswith(f"ignored {key}=") for p in plain), plain
+    assert not any("127.0.0.1:9" in s for s in said)
+    assert key not in at.query_params  # the bad value left the URL: the widget has its default
+
+
+def test_good_url_values_still_apply():
+    at = new_app({"k": "7", "eps": "2.0"})
+    assert not at.exception and not at.warning
+    assert at.sidebar.number_input(key="k").value == 7
+    assert at.sidebar.select_slider(key="eps").value == 2.0
+
+
+def test_huge_values_upload_leaves_the_session_usable():
+    at = new_app({"data": "mixture"})
+    data = b"a,b\n1e308,-1e308\n-1e308,1e308\n1,2\n3,4\n"
+    at.file_uploader(key="upload").set_value(("huge.csv", data, "text/csv")).run()
+    assert not at.exception
+    msgs = [e.value.replace("\\", "") for e in errors(at)]
+    assert len(msgs) == 1 and "supported range" in msgs[0]  # once, naming the limit
+    sp = at.session_state["data_specs"].get("upload", {})
+    assert sp.get("radius") is None  # nothing NaN / inf was stored
+    # the other pages say what is missing; none shows a traceback
+    at.switch_page("pages/clustering.py").run()
+    assert not at.exception
+    # a sample still works in the same session, and the radius suggestion on it is valid
+    at.switch_page("pages/data.py").run()
+    at.sidebar.selectbox(key="data").select("mixture").run()
+    assert not at.exception and not errors(at)
+    at.number_input(key="radius_mixture").set_value(1e300).run()  # beyond the range
+    assert not at.exception
+    assert any("radius" in e.value for e in errors(at))
+    assert at.session_state["data_specs"]["mixture"]["radius"] <= 1e100
+
+
+def test_csv_download_neutralises_formula_headers(monkeypatch):
+    got = capture_downloads(monkeypatch)
+    at = new_app({"data": "mixture"})
+    data = _csv_bytes(['=HYPERLINK("http://127.0.0.1:9","x")', "+b"],
+                      [[f"{i % 7}", f"{i % 5}"] for i in range(60)])
+    at.file_uploader(key="upload").set_value(("f.csv", data, "text/csv")).run()
+    at.switch_page("pages/importance.py").run()
+    assert not at.exception
+    csvs = [v for v in got.values() if isinstance(v, str) and "HYPERLINK" in v]
+    assert csvs, list(got)
+    for text in csvs:
+        header = text.splitlines()[0]
+        assert not re.search(r'(^|,)"?[=+\-@]', header), header

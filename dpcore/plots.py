@@ -19,6 +19,7 @@ algorithm (or named output) one colour and marker everywhere, and :data:`KEPT_CO
 from __future__ import annotations
 
 import hashlib
+import html
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -132,6 +133,12 @@ def log_axis(fig: go.Figure, axis: str, values: Sequence[float]) -> go.Figure:
     return fig
 
 
+def _plain(text: str) -> str:
+    """A user string (e.g. a column name) as plain text in a plotly title: plotly renders a
+    subset of HTML there, including links (issue 14, finding 5)."""
+    return html.escape(str(text), quote=False)
+
+
 def _f32(a) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(a, dtype=np.float32))
 
@@ -221,7 +228,7 @@ def points_figure(
         _equal_aspect(fig)
     fig.update_layout(
         title={"text": _title(title, Ps.shape[0], n, note)},
-        xaxis_title=axis_titles[0], yaxis_title=axis_titles[1],
+        xaxis_title=_plain(axis_titles[0]), yaxis_title=_plain(axis_titles[1]),
         legend={"orientation": "h", "y": -0.15}, margin={"t": 70, "l": 10, "r": 10, "b": 10},
         meta={"n_total": int(n), "n_shown": int(Ps.shape[0])},
     )
@@ -288,7 +295,7 @@ def centers_figure(
     if P is None:
         fig = go.Figure()
         fig.update_layout(title={"text": title + (f"<br><sup>{note}</sup>" if note else "")},
-                          xaxis_title=axis_titles[0], yaxis_title=axis_titles[1],
+                          xaxis_title=_plain(axis_titles[0]), yaxis_title=_plain(axis_titles[1]),
                           legend={"orientation": "h", "y": -0.15})
         _equal_aspect(fig)
     else:

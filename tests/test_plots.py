@@ -291,3 +291,13 @@ def test_utility_figure_goes_log_when_errors_span_decades_and_draws_the_referenc
     assert 0.9 in lines and 5.0 in lines
     flat = utility_curve_figure(summary([2.0, 1.5, 1.2]), metric_title="ratio", reference=1.0)
     assert flat.layout.yaxis.type != "log"
+
+
+def test_axis_titles_from_column_names_are_plain_text():
+    """Plotly renders <a href> in titles: a hostile column name must arrive escaped."""
+    import numpy as np
+
+    from dpcore.plots import points_figure
+
+    fig = points_figure(np.zeros((3, 2)), axis_titles=('<a href="http://127.0.0.1:9/">x</a>', "y"))
+    assert "<a" not in fig.layout.xaxis.title.text and "&lt;a" in fig.layout.xaxis.title.text

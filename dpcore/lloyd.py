@@ -463,8 +463,9 @@ class DPLloyd:
     def _check_params(self) -> tuple[int, float]:
         # dpcore.limits ranges (issue 14): ε and k always; radius / n_iter may be left to a
         # box domain or the budget-aware preset
-        check_params(epsilon=self.epsilon, n_clusters=self.n_clusters, required=True)
-        check_params(n_iter=self.n_iter, radius=self.radius, lam=self.lam)
+        check_params(epsilon=self.epsilon, n_clusters=self.n_clusters, lam=self.lam,
+                     required=True)
+        check_params(n_iter=self.n_iter, radius=self.radius)
         k = self.n_clusters
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"n_clusters must be an integer ≥ 1, got {k!r}")

@@ -12,24 +12,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from strictness import require
 
 from dpcore.datasets import data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def strict() -> bool:
-    """True when skips for missing tools or data must fail (CI)."""
-    return os.environ.get("DPCORE_STRICT") == "1" or os.environ.get("CI", "").lower() == "true"
-
-
-def require(condition: bool, reason: str) -> None:
-    """Skip (or, in strict mode, fail) the calling test unless ``condition`` holds."""
-    if condition:
-        return
-    if strict():
-        pytest.fail(f"required for CI but missing: {reason}", pytrace=False)
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")

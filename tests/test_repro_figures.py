@@ -68,24 +68,50 @@ def test_renderer_writes_png_and_html_with_legends_and_fixed_colours(tmp_path):
     assert method_color("some new method") == method_color("some new method")
 
 
+def _in_fresh_thread(fn):
+    """Run ``fn()`` in a new thread and return its result: the e2e tests keep a session-wide sync
+    Playwright (an event loop) in the worker's main thread, where a second one refuses to start."""
+    import threading
+
+    out: dict = {}
+
+    def target() -> None:
+        try:
+            out["value"] = fn()
+        except BaseException as exc:  # re-raised in the test's thread
+            out["error"] = exc
+
+    t = threading.Thread(target=target)
+    t.start()
+    t.join()
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
 @pytest.mark.e2e
 def test_every_html_figure_renders_non_blank_offline(chromium_path):
     from playwright.sync_api import sync_playwright
 
     assert HTML, "no HTML figures in docs/reproduction/figures"
     args = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path, headless=True, args=args)
-        ctx = browser.new_context(viewport={"width": 1200, "height": 800}, offline=True)
-        page = ctx.new_page()
-        failures = []
-        for html in HTML:
-            page.goto(html.resolve().as_uri())
-            page.wait_for_selector(".main-svg", timeout=30_000)
-            shot = page.screenshot()
-            if _non_blank(shot) < 0.002:  # a blank page is 0; the sparsest figure ≈ 0.004
-                failures.append(html.name)
-        browser.close()
+
+    def shoot() -> list[str]:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium_path, headless=True, args=args)
+            ctx = browser.new_context(viewport={"width": 1200, "height": 800}, offline=True)
+            page = ctx.new_page()
+            failures = []
+            for html in HTML:
+                page.goto(html.resolve().as_uri())
+                page.wait_for_selector(".main-svg", timeout=30_000)
+                shot = page.screenshot()
+                if _non_blank(shot) < 0.002:  # a blank page is 0; the sparsest figure ≈ 0.004
+                    failures.append(html.name)
+            browser.close()
+        return failures
+
+    failures = _in_fresh_thread(shoot)
     assert not failures, f"blank figures: {failures}"
 
 
@@ -97,12 +123,15 @@ def test_blank_detector_flags_a_figure_without_its_plotly_bundle(chromium_path, 
     panels = [Panel("p", "x", "y", [Series("core", [1, 2], [1, 2])])]
     save_figure(tmp_path / "figures", "demo", "demo", panels)
     (tmp_path / "figures" / "plotly.min.js").unlink()
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path, headless=True,
-                                    args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page(viewport={"width": 1200, "height": 800})
-        page.goto((tmp_path / "figures" / "demo.html").as_uri())
-        page.wait_for_timeout(1500)
-        shot = page.screenshot()
-        browser.close()
-    assert _non_blank(shot) < 0.002
+    def shoot() -> bytes:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium_path, headless=True,
+                                        args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page(viewport={"width": 1200, "height": 800})
+            page.goto((tmp_path / "figures" / "demo.html").as_uri())
+            page.wait_for_timeout(1500)
+            shot = page.screenshot()
+            browser.close()
+        return shot
+
+    assert _non_blank(_in_fresh_thread(shoot)) < 0.002

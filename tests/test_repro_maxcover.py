@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import require
+from strictness import require
 
 from dpcore.reproduce import maxcover as rep
 

@@ -93,6 +93,16 @@ def _settle(proc: psutil.Process, seconds: float = 1.0) -> float:
     return (sum(proc.cpu_times()[:2]) - t0) / seconds
 
 
+def _busy_threads(proc: psutil.Process, seconds: float = 1.0, min_cpu: float = 0.1) -> int:
+    """Threads of the server that used more than ``min_cpu`` of a core over ``seconds``: a fit
+    thread that was not cancelled burns a core; idle session threads (Streamlit keeps a closed
+    session for 2 min) do not."""
+    t0 = {t.id: t.user_time + t.system_time for t in proc.threads()}
+    time.sleep(seconds)
+    t1 = {t.id: t.user_time + t.system_time for t in proc.threads()}
+    return sum(1 for i, c in t1.items() if c - t0.get(i, 0.0) > min_cpu * seconds)
+
+
 def _start_and_supersede(pg, url: str) -> None:
     # cities at k = 50 with Max-cover (≈ 25 s estimated): a background run with Stop
     pg.goto(url + "/clustering?data=cities&k=50&clu_algs=Max-cover+k-means&seed=1")
@@ -137,16 +147,20 @@ def test_superseded_runs_stop_and_memory_returns(own_server, browser):
     time.sleep(max(0.0, 2.0 - (time.monotonic() - closed)))
     after_cpu = _settle(proc, 2.0)
     after_threads = proc.num_threads()
+    after_busy = _busy_threads(proc)
     # DPCORE_LOAD_SETTLE_S=150 outlasts Streamlit's 2-minute keep of disconnected sessions
     time.sleep(float(os.environ.get("DPCORE_LOAD_SETTLE_S", "5")))
     after_rss = proc.memory_info().rss
     report = (f"server CPU: idle {base_cpu:.2f}, busy {busy_cpu:.2f}, 2 s after closing "
               f"{after_cpu:.2f} core(s); threads: {base_threads} → {busy_threads} → "
-              f"{after_threads}; RSS {base_rss / 2**20:.0f} → {after_rss / 2**20:.0f} MiB")
+              f"{after_threads} ({after_busy} busy); RSS {base_rss / 2**20:.0f} → "
+              f"{after_rss / 2**20:.0f} MiB")
     print(report)
     assert busy_cpu > 0.5, report  # the runs did run (else the test proves nothing)
     assert after_cpu < 0.15, report  # no orphaned fit burning CPU
-    assert after_threads <= base_threads + 2, report
+    # no orphaned fit thread: none burns CPU 4 s after closing (a thread that stayed but idles is
+    # a closed session Streamlit keeps for reconnection; measured 15 → 22 → 19 under load ≈ 10)
+    assert after_busy == 0, report
     if after_rss > 1.10 * base_rss:
         # Measured 258 → 338 MiB (+31 %) 5 s after closing and 258 → 326 MiB (+26 %) 150 s after
         # (DPCORE_LOAD_SETTLE_S=150), on a loaded 2-core machine. Streamlit

@@ -156,7 +156,9 @@ def test_superseded_runs_stop_and_memory_returns(own_server, browser):
               f"{after_threads} ({after_busy} busy); RSS {base_rss / 2**20:.0f} → "
               f"{after_rss / 2**20:.0f} MiB")
     print(report)
-    assert busy_cpu > 0.5, report  # the runs did run (else the test proves nothing)
+    # the runs did run (else the test proves nothing): an idle server uses ~0.00 of a core; a fit
+    # gets 0.36–1.0 depending on what else the 2 cores run (the suite runs two workers)
+    assert busy_cpu > 0.2, report
     assert after_cpu < 0.15, report  # no orphaned fit burning CPU
     # no orphaned fit thread: none burns CPU 4 s after closing (a thread that stayed but idles is
     # a closed session Streamlit keeps for reconnection; measured 15 → 22 → 19 under load ≈ 10)

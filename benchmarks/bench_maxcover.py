@@ -1,23 +1,32 @@
-"""Benchmark: MaxCoverKMeans at its defaults vs scikit-learn KMeans, DPLloyd and diffprivlib.
+"""Benchmark: MaxCoverKMeans at its defaults vs DPLloyd, DPKMeans, diffprivlib and scikit-learn.
 
 Issue 15 targets (max-cover at defaults): ≤ 2 s on 20k × 16, ≤ 15 s on MNIST (k = 10), time
-exponent ≤ 1.2 from 10⁴ to 3·10⁵ rows, cost no worse than DPLloyd's at the same ε once the
-final DP Lloyd round runs. Every row is timed in this process after a warm-up fit (imports and
-first-call set-up excluded) and reported as a ratio to scikit-learn's ``KMeans(n_init=1)``
-measured in the same run, so machine load largely cancels; costs are ratios to the same
-scikit-learn fit. diffprivlib runs in ``.venv-diffprivlib`` (``sh benchmarks/diffprivlib_env/
-build.sh``) with the per-coordinate bound implied by the ball, and is skipped when absent.
+exponent ≤ 1.2 from 10⁴ to 3·10⁵ rows, cost no worse than DPLloyd's at the same ε once its DP
+Lloyd rounds run. The defaults (``preset="recommended"``) are Algorithm 2 on half of ε, then the
+recommended budget-aware DP-Lloyd from its centres; ``final_lloyd=True`` is the paper's one
+NoisyAVG round (``preset="paper"``).
 
-Data: "letter-like" = ``gaussian_mixture(20000, 16, 26)`` (Letter's shape), MNIST (70 000 × 784,
-centred on 127.5, ``../shared/data/mnist.npz``), and a size sweep of the 16-d mixture.
+Quality rows: medians over ``--seeds`` seeds (default 5) of each seed's cost ÷ DPLloyd's cost at
+the same seed (the acceptance ratio, first column), cost ÷ scikit-learn ``KMeans(n_init=10)``,
+and seconds per fit (timed in this process after a warm-up fit), every method at ε = 1,
+δ = n^-1.5 for max-cover. Ball methods get the same public radius; box methods (DPKMeans (box),
+with and without the max-cover seeding, and diffprivlib 0.6.6 in ``.venv-diffprivlib``, skipped
+when absent) the same per-feature box.
 
-Usage: ``python benchmarks/bench_maxcover.py [--quick] [--no-mnist] [--exact]``
-(``--exact`` adds the paper's grid, ``grid_stride="paper"``, on the letter-like data).
+Data: "letter-like" = ``gaussian_mixture(20000, 16, 26)`` (Letter's shape, k = 10, radius 19,
+box ±19/4), MNIST (70 000 × 784 centred on 127.5, k = 10, ``../shared/data/mnist.npz``, box
+±127.5) and the KDD-Cup-99-like set of ``benchmarks/bench_kmeans.py`` (200 000 × 38, k = 25,
+radius = the 97.5 % norm quantile, box = per-column range), and a size sweep of the 16-d mixture.
+
+Usage: ``python benchmarks/bench_maxcover.py [--quick] [--no-mnist] [--no-kdd] [--seeds 5]
+[--share 0.3,0.5,0.7] [--exact]`` (``--share`` adds the recommended preset at other seed
+shares; ``--exact`` adds the paper's grid, ``grid_stride="paper"``, on the letter-like data).
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 import warnings
@@ -27,8 +36,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 EPS = 1.0
+REF = "scikit-learn KMeans (n_init=1)"
+DPL = "DPLloyd (defaults)"
 
 
 def _timed(fn):
@@ -37,72 +49,84 @@ def _timed(fn):
     return out, time.perf_counter() - t0
 
 
-def _methods(X: np.ndarray, k: int, radius: float, seed: int, exact: bool):
+def _methods(X, k: int, radius: float, box, exact: bool, shares=()):
+    """name → factory(seed) of an unfitted estimator (the same public ball or box each)."""
     from sklearn.cluster import KMeans
 
     from dpcore.lloyd import DPLloyd
     from dpcore.maxcover import MaxCoverKMeans
+    from dpcore.recommended import DPKMeans
 
     n = X.shape[0]
-    common = dict(epsilon=EPS, delta=n**-1.5, radius=radius, n_public=n, rng=seed)
+    delta = n**-1.5
+    mc = dict(epsilon=EPS, delta=delta, radius=radius, n_public=n)
     plan = {
-        "scikit-learn KMeans (n_init=1)": lambda: KMeans(k, n_init=1, random_state=seed).fit(X),
-        "MaxCoverKMeans (defaults)": lambda: MaxCoverKMeans(k, **common).fit(X),
-        "MaxCoverKMeans (final_lloyd)": lambda: MaxCoverKMeans(k, final_lloyd=True, **common).fit(
-            X
-        ),
-        "DPLloyd (defaults)": lambda: DPLloyd(k, epsilon=EPS, radius=radius, rng=seed).fit(X),
+        REF: lambda s: KMeans(k, n_init=1, random_state=s),
+        "MaxCoverKMeans (defaults)": lambda s: MaxCoverKMeans(k, rng=s, **mc),
+        "MaxCoverKMeans (paper: final_lloyd)": lambda s: MaxCoverKMeans(
+            k, final_lloyd=True, rng=s, **mc),
+        DPL: lambda s: DPLloyd(k, epsilon=EPS, radius=radius, diagnostics=False, rng=s),
+        "DPKMeans (ball)": lambda s: DPKMeans(k, epsilon=EPS, radius=radius, n=n, rng=s),
+        "DPKMeans (box)": lambda s: DPKMeans(k, epsilon=EPS, bounds=box, n=n, rng=s),
+        "DPKMeans (box, seeding=maxcover)": lambda s: DPKMeans(
+            k, epsilon=EPS, bounds=box, n=n, seeding="maxcover", delta=delta, rng=s),
     }
+    for sh in shares:
+        plan[f"MaxCoverKMeans (seed_share={sh:g})"] = lambda s, sh=sh: MaxCoverKMeans(
+            k, seed_share=sh, rng=s, **mc)
     if exact:
-        plan["MaxCoverKMeans (paper grid)"] = lambda: MaxCoverKMeans(
-            k, grid_stride="paper", final_lloyd=True, **common
-        ).fit(X)
+        plan["MaxCoverKMeans (paper grid)"] = lambda s: MaxCoverKMeans(
+            k, grid_stride="paper", final_lloyd=True, rng=s, **mc)
     return plan
 
 
-def _diffprivlib(X: np.ndarray, k: int, bound: float, seed: int):
-    from dpcore.reproduce.maxcover import run_diffprivlib
+def _diffprivlib(X, k: int, box, seeds):
+    """[(centres, seconds)] of diffprivlib KMeans on the box, one per seed; None if absent."""
+    from bench_kmeans import diffprivlib_runs
 
     try:
-        res = run_diffprivlib(X, k, EPS, bound, [seed])
+        runs = diffprivlib_runs(X, k, box, [EPS], list(seeds))
     except RuntimeError as e:  # a broken environment: skip the peer, say why
         print(f"diffprivlib skipped: {str(e).strip().splitlines()[-1]}", file=sys.stderr)
         return None
-    if res is None:
+    if runs is None:
         print("diffprivlib skipped: .venv-diffprivlib not built", file=sys.stderr)
         return None
-    run = res["runs"][0]
-    return np.asarray(run["centers"]), float(run["seconds"])
+    return [(np.asarray(u["centers"]), float(u["seconds"])) for u in runs]
 
 
-def table(name: str, X: np.ndarray, k: int, radius: float, bound: float, exact=False, seed=0):
-    """Rows (data, method, seconds, time ÷ sklearn, cost ÷ sklearn cost, cost ÷ DPLloyd's)."""
+def table(name: str, X, k: int, radius: float, box, *, seeds=range(5), exact=False, shares=()):
+    """Rows (data, method, cost ÷ DPLloyd, cost ÷ sklearn n_init=10 [med, min, max], seconds,
+    time ÷ sklearn), medians over seeds of per-seed ratios."""
+    from sklearn.cluster import KMeans
+
     from dpcore.evaluate import kmeans_cost
 
-    rows = []
+    ref_cost = kmeans_cost(X, KMeans(k, n_init=10, random_state=0).fit(X).cluster_centers_)
+    plan = _methods(X, k, radius, box, exact, shares)
+    costs: dict[str, list[float]] = {m: [] for m in plan}
+    secs: dict[str, list[float]] = {m: [] for m in plan}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        plan = _methods(X, k, radius, seed, exact)
-        plan["MaxCoverKMeans (defaults)"]()  # warm-up: imports, first-call set-up
-        res = {m: _timed(fn) for m, fn in plan.items()}
-    dp = _diffprivlib(X, k, bound, seed)
-    costs = {m: kmeans_cost(X, est.cluster_centers_) for m, (est, _) in res.items()}
-    secs = {m: s for m, (_, s) in res.items()}
+        plan["MaxCoverKMeans (defaults)"](0).fit(X)  # warm-up: imports, first-call set-up
+        for s in seeds:  # interleaved: machine load hits every method alike
+            for m, make in plan.items():
+                est, t = _timed(lambda make=make, s=s: make(s).fit(X))
+                costs[m].append(kmeans_cost(X, est.cluster_centers_))
+                secs[m].append(t)
+            print(f"  {name} seed {s} done", file=sys.stderr)
+    dp = _diffprivlib(X, k, box, seeds)
     if dp is not None:
-        m = "diffprivlib KMeans (box ±bound)"
-        costs[m], secs[m] = kmeans_cost(X, dp[0]), dp[1]
-    ref_m = "scikit-learn KMeans (n_init=1)"
+        m = "diffprivlib 0.6.6 KMeans (box)"
+        costs[m] = [kmeans_cost(X, C) for C, _ in dp]
+        secs[m] = [t for _, t in dp]
+    rows = []
     for m in costs:
-        rows.append(
-            (
-                name,
-                m,
-                secs[m],
-                secs[m] / secs[ref_m],
-                costs[m] / costs[ref_m],
-                costs[m] / costs["DPLloyd (defaults)"],
-            )
-        )
+        rel = [c / b for c, b in zip(costs[m], costs[DPL], strict=True)]
+        cr = [c / ref_cost for c in costs[m]]
+        tr = [t / b for t, b in zip(secs[m], secs[REF], strict=True)]
+        rows.append((name, m, statistics.median(rel), statistics.median(cr), min(cr), max(cr),
+                     statistics.median(secs[m]), statistics.median(tr)))
     return rows
 
 
@@ -125,7 +149,6 @@ def size_sweep(sizes, k: int = 10, seed: int = 0):
                     delta=n**-1.5,
                     radius=19.0,
                     n_public=n,
-                    final_lloyd=True,
                     rng=seed,
                 ).fit(X)
             )
@@ -142,13 +165,21 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="sizes 1e4, 3e4, 1e5 only")
     ap.add_argument("--no-mnist", action="store_true")
+    ap.add_argument("--no-kdd", action="store_true")
+    ap.add_argument("--no-sweep", action="store_true")
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--share", default="", help="extra seed shares, e.g. 0.3,0.7")
     ap.add_argument("--exact", action="store_true", help="also the paper's grid (slow)")
     args = ap.parse_args(argv)
     from dpcore.datasets import gaussian_mixture
 
+    seeds = range(args.seeds)
+    shares = [float(v) for v in args.share.split(",") if v]
+    kw = dict(seeds=seeds, shares=shares)
     rows = []
     X = gaussian_mixture(20_000, 16, 26, rng=0)[0]
-    rows += table("letter-like 20k×16, k=10", X, 10, 19.0, 19.0 / 4, exact=args.exact)
+    rows += table("letter-like 20k×16, k=10", X, 10, 19.0, (-19.0 / 4, 19.0 / 4),
+                  exact=args.exact, **kw)
     if not args.no_mnist:
         from dpcore.reproduce.maxcover import load_mnist
 
@@ -157,15 +188,25 @@ def main(argv=None) -> int:
         except FileNotFoundError as e:
             print(f"MNIST skipped: {e}", file=sys.stderr)
         else:
-            rows += table("MNIST 70k×784, k=10", Xm, 10, rm, 127.5)
-    print(f"\nε = {EPS}, δ = n^-1.5, k = 10; one fit per cell after a warm-up fit\n")
-    print("| data | method | seconds | time ÷ sklearn | cost ÷ sklearn | cost ÷ DPLloyd |")
+            rows += table("MNIST 70k×784, k=10", Xm, 10, rm, (-127.5, 127.5), **kw)
+    if not args.no_kdd:
+        from bench_kmeans import dataset
+
+        Xk, kk, boxk, rk = dataset("kdd")
+        rows += table(f"KDD-like 200k×38, k={kk}", Xk, kk, rk, boxk, **kw)
+    print(f"\nε = {EPS}, δ = n^-1.5, medians over {args.seeds} seeds (per-seed ratios)\n")
+    print("| data | method | cost ÷ DPLloyd | cost ÷ sklearn (n_init=10), median (min–max) "
+          "| s/fit | time ÷ sklearn (n_init=1) |")
     print("|---|---|---|---|---|---|")
-    for name, m, s, tr, cr, cd in rows:
-        print(f"| {name} | {m} | {s:.2f} | {tr:.2f} | {cr:.3f} | {cd:.3f} |")
+    for name, m, cd, cr, lo, hi, sec, tr in rows:
+        print(f"| {name} | {m} | **{cd:.3f}** | {cr:.3f} ({lo:.2f}–{hi:.2f}) | {sec:.2f} "
+              f"| {tr:.2f} |")
+    sys.stdout.flush()
+    if args.no_sweep:
+        return 0
     sizes = [10_000, 30_000, 100_000] if args.quick else [10_000, 30_000, 100_000, 300_000]
     sweep, e_mc, e_sk = size_sweep(sizes)
-    print("\nSize sweep (16-d mixture, k = 10, final_lloyd):\n")
+    print("\nSize sweep (16-d mixture, k = 10, defaults):\n")
     print("| n | d' | max-cover s | sklearn s | ratio |")
     print("|---|---|---|---|---|")
     for n, dp, t_mc, t_sk in sweep:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-__all__ = ["Cancelled", "RunControl", "checkpoint", "controlled"]
+__all__ = ["Cancelled", "RunControl", "checkpoint", "controlled", "substep"]
 
 ProgressFn = Callable[[float, str], None]
 
@@ -88,5 +88,30 @@ def controlled(control: RunControl | None = None) -> Iterator[RunControl]:
     token = _CURRENT.set(ctl)
     try:
         yield ctl
+    finally:
+        _CURRENT.reset(token)
+
+
+@contextmanager
+def substep(lo: float, hi: float) -> Iterator[None]:
+    """Report a nested step's checkpoints as the share [lo, hi] of the current run's progress.
+
+    A composite fit (max-cover seeding, then DP-Lloyd) runs each part under its own share so
+    the fractions the caller sees keep increasing; cancellation is the outer run's (same flag).
+    Outside a :func:`controlled` block it does nothing.
+    """
+    outer = _CURRENT.get()
+    if outer is None:
+        yield
+        return
+    cb = outer.on_progress
+
+    def forward(fraction: float, message: str) -> None:
+        if cb is not None:
+            cb(lo + (hi - lo) * fraction, message)
+
+    token = _CURRENT.set(RunControl(on_progress=forward, _event=outer._event))
+    try:
+        yield
     finally:
         _CURRENT.reset(token)

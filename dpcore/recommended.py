@@ -38,6 +38,7 @@ import math
 
 import numpy as np
 
+from dpcore.cancel import substep
 from dpcore.kmeans_domain import box_domain, declared_n
 from dpcore.lloyd import DPLloyd
 from dpcore.noise import laplace
@@ -49,6 +50,8 @@ __all__ = ["SEEDINGS", "DPKMeans"]
 
 SEEDINGS = (None, "moments", "maxcover")
 _CHUNK = 16384
+#: Share of the reported progress taken by the max-cover seeding (it dominates the run time).
+_SEEDING_PROGRESS = 0.8
 
 class DPKMeans:
     """Recommended ε-DP k-means (see the module docstring).
@@ -80,7 +83,10 @@ class DPKMeans:
         (``seed_share`` of ε, box only; pure DP); "maxcover" — :class:`dpcore.maxcover.
         MaxCoverKMeans` (ball of the box's half-diagonal around its centre) with ``seed_share``
         of ε and ``delta``. Neither measurably helped (module docstring), so None is the default.
-    seed_share : float in (0, 1)
+    seed_share : float in (0, 1), optional
+        The seeding's share of ε. Default: 0.2 for "moments"; for "maxcover"
+        :data:`dpcore.maxcover.estimator.DEFAULT_SEED_SHARE`, the split of
+        ``MaxCoverKMeans(preset="recommended")``, which runs this very path.
     delta : float
         δ of the max-cover seeding (0 without seeding).
     seeding_params : dict, optional
@@ -109,7 +115,7 @@ class DPKMeans:
         sampler: str | None = None,
         sample_size: float | None = None,
         seeding: str | None = None,
-        seed_share: float = 0.2,
+        seed_share: float | None = None,
         delta: float = 0.0,
         seeding_params: dict | None = None,
         rng: RNGLike = None,
@@ -147,17 +153,21 @@ class DPKMeans:
             n_pub = declared_n(self.n, X.shape[0], why="DPKMeans(n_iter='auto')")
             t = None
         init, eps_lloyd, self.seeding_ = "random_ball", eps, None
-        if self.seeding == "maxcover":
-            init, eps_lloyd = self._maxcover_seeds(X, eps, gen)
-        elif self.seeding == "moments" and math.isfinite(eps):
-            init, eps_lloyd = self._moment_seeds(X, eps, gen)
-        lloyd = DPLloyd(
-            k, epsilon=eps_lloyd, bounds=self.bounds, radius=self.radius, n=n_pub,
-            sum_noise=self.sum_noise, n_iter=t, preset="auto", count_share=self.count_share,
-            sampler=self.sampler, sample_size=self.sample_size,
-            q_grid=DEFAULT_GRID if self.sampler == "privacy" else None, diagnostics=False,
-            init=init, rng=gen,
-        ).fit(X)
+        # progress: the seeding (most of the time) then the DP-Lloyd rounds, one rising fraction
+        split = _SEEDING_PROGRESS if self.seeding == "maxcover" else 0.0
+        with substep(0.0, split):
+            if self.seeding == "maxcover":
+                init, eps_lloyd = self._maxcover_seeds(X, eps, gen)
+            elif self.seeding == "moments" and math.isfinite(eps):
+                init, eps_lloyd = self._moment_seeds(X, eps, gen)
+        with substep(split, 1.0):
+            lloyd = DPLloyd(
+                k, epsilon=eps_lloyd, bounds=self.bounds, radius=self.radius, n=n_pub,
+                sum_noise=self.sum_noise, n_iter=t, preset="auto", count_share=self.count_share,
+                sampler=self.sampler, sample_size=self.sample_size,
+                q_grid=DEFAULT_GRID if self.sampler == "privacy" else None, diagnostics=False,
+                init=init, rng=gen,
+            ).fit(X)
         self.lloyd_ = lloyd
         self.cluster_centers_ = lloyd.cluster_centers_
         self.n_iter_, self.count_share_ = lloyd.n_iter_, lloyd.count_share_
@@ -168,6 +178,12 @@ class DPKMeans:
             s = self.seeding_.privacy_
             self.privacy_ = ApproxDP(s.epsilon + lloyd.privacy_.epsilon, s.delta)
         return self
+
+    def _share(self, default: float) -> float:
+        share = default if self.seed_share is None else self.seed_share
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
+            raise ValueError(f"seed_share must be in (0, 1), got {self.seed_share!r}")
+        return float(share)
 
     def _moment_seeds(self, X, eps, gen) -> tuple[np.ndarray, float]:
         """k initial centres from a private per-feature mean and spread (``seed_share`` of ε).
@@ -182,9 +198,7 @@ class DPKMeans:
         """
         if self.bounds is None:
             raise ValueError("seeding='moments' needs bounds=(lo, hi)")
-        share = float(self.seed_share)
-        if not 0.0 < share < 1.0:
-            raise ValueError(f"seed_share must be in (0, 1), got {self.seed_share!r}")
+        share = self._share(0.2)
         dom = box_domain(self.bounds, X.shape[1])
         c, h = dom.center, dom.half_ranges
         e3 = share * eps / 3.0
@@ -208,11 +222,9 @@ class DPKMeans:
         return np.clip(C, -h, h) + c, (1.0 - share) * eps
 
     def _maxcover_seeds(self, X, eps, gen) -> tuple[np.ndarray, float]:
-        from dpcore.maxcover import MaxCoverKMeans
+        from dpcore.maxcover.estimator import DEFAULT_SEED_SHARE, MaxCoverKMeans
 
-        share = float(self.seed_share)
-        if not 0.0 < share < 1.0:
-            raise ValueError(f"seed_share must be in (0, 1), got {self.seed_share!r}")
+        share = self._share(DEFAULT_SEED_SHARE)
         if not 0.0 < float(self.delta) < 1.0:
             raise ValueError("seeding='maxcover' needs 0 < delta < 1 (it is (ε, δ)-DP)")
         if self.bounds is not None:
@@ -222,9 +234,10 @@ class DPKMeans:
         else:
             center, radius = np.zeros(X.shape[1]), float(self.radius)
         n_pub = None if self.n is None else int(self.n)
+        # preset="paper": Algorithm 2 (plus any rounds seeding_params asks for), no DP-Lloyd
+        params = {**(self.seeding_params or {}), "preset": "paper"}
         mc = MaxCoverKMeans(self.n_clusters, epsilon=share * eps, delta=float(self.delta),
-                            radius=radius, n_public=n_pub, rng=gen,
-                            **(self.seeding_params or {})).fit(X - center)
+                            radius=radius, n_public=n_pub, rng=gen, **params).fit(X - center)
         self.seeding_ = mc
         return mc.cluster_centers_ + center, (1.0 - share) * eps
 

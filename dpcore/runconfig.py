@@ -315,7 +315,8 @@ _BUILTIN: list[tuple] = [
         "dpcore.maxcover",
         "MaxCoverKMeans",
         estimator_runner({"centers": "cluster_centers_"}),
-        "k-means by JL, grids and exponential-mechanism max cover (paper 003)",
+        "k-means by JL, grids and exponential-mechanism max cover (paper 003), then "
+        "budget-aware DP-Lloyd from its centres (preset='paper': the paper's configuration)",
     ),
     (
         "noisy_average",

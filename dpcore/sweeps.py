@@ -114,8 +114,9 @@ _ALGORITHMS: list[ClusteringAlgorithm] = [
     ClusteringAlgorithm(
         "Max-cover k-means", "maxcover_kmeans", "dpcore.maxcover:MaxCoverKMeans",
         lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "delta": delta,
-                                     "radius": r, "final_lloyd": True, "n_public": n},
-        "exponential-mechanism max cover on grids + one DP Lloyd round (paper 003)",
+                                     "radius": r, "n_public": n},
+        "exponential-mechanism max cover on grids (paper 003) on ε/2, then budget-aware "
+        "DP-Lloyd from its centres",
     ),
     ClusteringAlgorithm(
         "FriendlyCore k-means", "friendlycore_kmeans",

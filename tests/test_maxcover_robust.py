@@ -129,8 +129,15 @@ def test_fewer_rows_than_k_runs_when_n_is_declared():
     # declared n the fit runs and still returns k centres.
     X = np.random.default_rng(1).uniform(-1, 1, (4, 2))
     for rows in (X[:3], X, X[:0]):
+        est = MaxCoverKMeans(4, epsilon=1.0, delta=1e-6, radius=2.0, n_public=10, rng=0,
+                             preset="paper")
+        assert est.fit(rows).cluster_centers_.shape == (4, 2)
+    for rows in (X[:1], X[:3]):  # the default DP-Lloyd stage too, down to one row
         est = MaxCoverKMeans(4, epsilon=1.0, delta=1e-6, radius=2.0, n_public=10, rng=0)
         assert est.fit(rows).cluster_centers_.shape == (4, 2)
+    # DPLloyd (hence the default preset) refuses an empty X with a message, like DPKMeans
+    with pytest.raises(ValueError, match="non-empty"):
+        MaxCoverKMeans(4, epsilon=1.0, delta=1e-6, radius=2.0, n_public=10).fit(X[:0])
     with pytest.raises(ValueError, match="n_public=3"):  # public inputs only
         MaxCoverKMeans(4, epsilon=1.0, delta=1e-6, radius=2.0, n_public=3).fit(X)
 
@@ -200,7 +207,12 @@ def test_fit_reports_progress_per_level_and_can_be_cancelled():
     est = MaxCoverKMeans(3, epsilon=1.0, delta=1e-6, radius=2.0, n_public=300, rng=0)
     with controlled(RunControl(on_progress=lambda f, m: seen.append((f, m)))):
         est.fit(X)
-    assert len(seen) >= est.schedule_.m and all(m.startswith("max-cover") for _, m in seen)
+    # the default preset: one report per level, then the DP-Lloyd stage's rounds in the last
+    # share, one rising fraction (a nested stage restarting at 0 is the bug caught)
+    levels = [f for f, m in seen if m.startswith("max-cover")]
+    lloyd = [f for f, m in seen if m.startswith("DP-Lloyd")]
+    assert len(levels) >= est.schedule_.m and len(lloyd) == est.lloyd_.n_iter_
+    assert len(levels) + len(lloyd) == len(seen) and min(lloyd) >= max(levels)
     assert [f for f, _ in seen] == sorted(f for f, _ in seen)
     ctl = RunControl(on_progress=lambda f, m: ctl.cancel() if f > 0.3 else None)
     with pytest.raises(Cancelled), controlled(ctl):

@@ -46,7 +46,10 @@ Pieces, in the order of Algorithm 2:
   tiny-cluster fallback (a uniform point of B_{Δ/2}(0)).
 * :class:`MaxCoverKMeans`: Algorithm 2 end to end, ``privacy_`` from Theorem 6.1 (+ the final
   rounds by basic composition), with Lemma 6.2's charge valid for every ε_E
-  (:func:`em_privacy_loss`; the paper's e·ε_E·ln(1/δ_E)/2 needs ε_E ≤ 2).
+  (:func:`em_privacy_loss`; the paper's e·ε_E·ln(1/δ_E)/2 needs ε_E ≤ 2). By default
+  (``preset="recommended"``) Algorithm 2 runs on half of ε and the recommended budget-aware
+  DP-Lloyd (:class:`dpcore.recommended.DPKMeans`) continues from its centres; ``final_lloyd``
+  / ``lloyd_rounds`` / ``preset="paper"`` give the paper's configuration (Sec. 7).
 
 Modules: ``accounting`` (Thm 6.1, Lemma 6.2, budget split), ``averaging`` (Alg. 1), ``grid``
 (JL, schedule, offsets), ``ballpoints``, ``hybrid``, ``lazy``, ``incidence`` (samplers),

@@ -28,6 +28,14 @@ from dpcore.rng import RNGLike, as_generator
 #: ``grid_stride="auto"`` keeps a cover ball at ≤ this many lattice points (≈ its volume).
 AUTO_BALL_POINTS = 12.0
 
+PRESETS = ("auto", "recommended", "paper")
+#: ``preset="recommended"``: the share of (ε) that Algorithm 2 (the seeding) gets; DP-Lloyd gets
+#: the rest. Measured in ``benchmarks/bench_maxcover.py`` (docs/dp_kmeans.md, "Max-cover").
+DEFAULT_SEED_SHARE = 0.5
+#: Parameters of Algorithm 2 itself, passed on to the seeding under ``preset="recommended"``.
+_ALGORITHM2_PARAMS = ("approx", "budget_split", "proj_dim", "sampler", "grid_stride",
+                      "em_bound", "prune_proxy")
+
 
 def auto_grid_stride(approx: float, d_prime: int | None = None) -> int:
     """The default ``grid_stride`` s for approximation constant ε and projected dimension d'.
@@ -153,9 +161,22 @@ class MaxCoverKMeans:
     n_public : int, optional
         The public n the schedule uses (r_1 = 1/n, m, d'). The paper treats n as public; by
         default the data's own n is used and a PrivacyLeakWarning says so.
+    preset : {"auto", "recommended", "paper"}
+        What runs after Algorithm 2. ``"paper"``: nothing, or the paper's ``final_lloyd`` /
+        ``lloyd_rounds`` NoisyAVG rounds (Sec. 7) on the ``budget_split`` shares.
+        ``"recommended"``: Algorithm 2 on ``seed_share``·ε and all of δ, then the recommended
+        budget-aware DP-Lloyd (:class:`dpcore.recommended.DPKMeans`: T and the count/sum split
+        from Su et al.'s error model, L2 noise on the ball) from its centres on the rest of ε;
+        (ε, δ)-DP by basic composition. ``"auto"`` (default): ``"paper"`` when ``final_lloyd``
+        or ``lloyd_rounds`` is given (the paper's configuration, e.g. the reproduction's),
+        else ``"recommended"``.
+    seed_share : float in (0, 1), optional
+        ``preset="recommended"`` only: Algorithm 2's share of ε (default
+        :data:`DEFAULT_SEED_SHARE`).
     final_lloyd : bool
         Run one DP Lloyd round (NoisyAVG per cluster in R^d, spec §4.3) after Algorithm 2, as the
         paper's experiments do (Sec. 7); it takes the ``"lloyd"`` share of the budget.
+        Selects ``preset="paper"`` under ``"auto"``.
     sampler : {"auto", "hybrid", "lazy", "incidence"}
         Implementation of the exponential mechanism over G_i (identical output distribution).
         ``"auto"`` (default): ``"hybrid"`` (near-linear time, see ``dpcore.maxcover.hybrid``)
@@ -189,7 +210,11 @@ class MaxCoverKMeans:
     ----------
     cluster_centers_ : (k, d) array
     privacy_ : ApproxDP
-    budget_ : BudgetSplit
+        The whole fit's guarantee (with ``"recommended"``: Algorithm 2's + DP-Lloyd's ε, δ).
+    preset_ : str, the preset used (``preset`` resolved)
+    seed_centers_ : (k, d) array, Algorithm 2's centres (before any Lloyd round)
+    lloyd_ : DPLloyd or None, the fitted DP-Lloyd stage of ``"recommended"`` (n_iter_, …)
+    budget_ : BudgetSplit (of Algorithm 2's share under ``"recommended"``)
     candidates_ : (|C|, d') array, the released candidate grid points
     proxy_weights_ : (|C|,) array, the noisy counts max(0, round(n_c + Lap(1/ε_L))), pruned
         (``prune_proxy``)
@@ -218,6 +243,8 @@ class MaxCoverKMeans:
         lloyd_rounds: int | None = None,
         em_bound: str = "exact",
         prune_proxy: bool = True,
+        preset: str = "auto",
+        seed_share: float | None = None,
     ) -> None:
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -234,6 +261,8 @@ class MaxCoverKMeans:
         self.lloyd_rounds = lloyd_rounds
         self.em_bound = em_bound
         self.prune_proxy = prune_proxy
+        self.preset = preset
+        self.seed_share = seed_share
 
     # -- validation ---------------------------------------------------------------------------
     def _validate(self, X) -> tuple[np.ndarray, int]:
@@ -276,7 +305,16 @@ class MaxCoverKMeans:
             raise ValueError(f"lloyd_rounds must be a non-negative integer or None, got {r!r}")
         if self.em_bound not in ("exact", "paper"):
             raise ValueError(f"em_bound must be 'exact' or 'paper', got {self.em_bound!r}")
+        self._preset()  # refuses an unknown preset; DPKMeans checks seed_share
         return _clip_with_warning(X, radius), int(k)
+
+    def _preset(self) -> str:
+        if self.preset not in PRESETS:
+            raise ValueError(f"preset must be one of {PRESETS}, got {self.preset!r}")
+        if self.preset != "auto":
+            return self.preset
+        paper = self.final_lloyd or self.lloyd_rounds is not None
+        return "paper" if paper else "recommended"
 
     def _rounds(self) -> int:
         if self.lloyd_rounds is None:
@@ -303,6 +341,10 @@ class MaxCoverKMeans:
             n_pub = n
         else:
             n_pub = int(self.n_public)
+        self.preset_ = self._preset()
+        if self.preset_ == "recommended":
+            return self._fit_recommended(X, k, n_pub, gen)
+        self.lloyd_ = None
         approx = float(self.approx)
         radius = float(self.radius)
         rounds = self._rounds()
@@ -354,6 +396,7 @@ class MaxCoverKMeans:
         centers = noisy_cluster_averages(
             X, lab, k, radius=radius, epsilon=budget.eps_G, delta=budget.delta_G, rng=gen
         )
+        self.seed_centers_ = centers
         for _ in range(rounds):  # Sec. 7 / spec §4.3: DP Lloyd rounds, NoisyAVG per cluster
             checkpoint((sched.m + 1) / (sched.m + 2), "max-cover: DP Lloyd rounds")
             sums, counts = lloyd_statistics(X, centers)
@@ -377,6 +420,31 @@ class MaxCoverKMeans:
         self.n_features_in_ = d
         self.grid_stride_ = stride
         self.stats_ = {**stats, "levels": sched.m, "k_prime": k_prime, "candidates": C.shape[0]}
+        return self
+
+    def _fit_recommended(self, X: np.ndarray, k: int, n_pub: int, gen) -> MaxCoverKMeans:
+        """``preset="recommended"``: :class:`~dpcore.recommended.DPKMeans` seeded by Algorithm 2.
+
+        One code path with ``DPKMeans(seeding="maxcover")``: Algorithm 2 (this class,
+        ``preset="paper"``, no rounds) on ``seed_share``·ε and δ, then budget-aware DP-Lloyd from
+        its centres on (1 − seed_share)·ε. The guarantee is the exact basic composition of the
+        two parts' reported guarantees (NoisyAVG's 1/3 clamp, if any, included).
+        """
+        from dpcore.recommended import DPKMeans
+
+        params = {name: getattr(self, name) for name in _ALGORITHM2_PARAMS}
+        km = DPKMeans(k, epsilon=float(self.epsilon), radius=float(self.radius), n=n_pub,
+                      seeding="maxcover", seed_share=self.seed_share, delta=float(self.delta),
+                      seeding_params=params, rng=gen).fit(X)
+        seed: MaxCoverKMeans = km.seeding_
+        for name in ("budget_", "candidates_", "proxy_weights_", "proxy_centers_", "schedule_",
+                     "proj_dim_", "projection_", "grid_stride_", "stats_"):
+            setattr(self, name, getattr(seed, name))
+        self.seed_centers_ = seed.cluster_centers_
+        self.lloyd_ = km.lloyd_
+        self.cluster_centers_ = km.cluster_centers_
+        self.privacy_ = km.privacy_
+        self.n_features_in_ = X.shape[1]
         return self
 
     def predict(self, X) -> np.ndarray:

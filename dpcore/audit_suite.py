@@ -282,7 +282,7 @@ def _cases() -> list[Case]:
     Xa = np.zeros((40, 1))
     cases += [
         Case("MaxCoverKMeans (end to end)", "k = 1, ε = 1, δ = 1e-6, radius 1, defaults "
-             "(Algorithm 2 on ε/2 and δ, then DP-Lloyd on ε/2: basic composition); D₀ = 200 "
+             "(Algorithm 2 on 0.7 ε and δ, then DP-Lloyd on 0.3 ε: basic composition); D₀ = 200 "
              "rows uniform in [−0.5, 0.5]², D₁ = D₀ + (1, 0); statistic: first centre coordinate; "
              "slow: one draw is a whole fit (≈ 0.2 s), hence 300 draws", ApproxDP(1.0, 1e-6),
              _maxcover(1.0), _maxcover(1.0, leak_n=True), "leaks the parity of n", _MC0,

@@ -35,6 +35,7 @@ Example
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -236,10 +237,14 @@ class DPKMeans:
         n_pub = None if self.n is None else int(self.n)
         # preset="paper": Algorithm 2 (plus any rounds seeding_params asks for), no DP-Lloyd
         params = {**(self.seeding_params or {}), "preset": "paper"}
-        mc = MaxCoverKMeans(self.n_clusters, epsilon=share * eps, delta=float(self.delta),
-                            radius=radius, n_public=n_pub, rng=gen, **params).fit(X - center)
+        with warnings.catch_warnings():
+            # NoisyAVG's 1/3 clamp (a function of the public ε) leaves part of the share
+            # unspent; it goes to DP-Lloyd below, so the total is still the requested ε
+            warnings.filterwarnings("ignore", message=r"the .* share gives ε", category=UserWarning)
+            mc = MaxCoverKMeans(self.n_clusters, epsilon=share * eps, delta=float(self.delta),
+                                radius=radius, n_public=n_pub, rng=gen, **params).fit(X - center)
         self.seeding_ = mc
-        return mc.cluster_centers_ + center, (1.0 - share) * eps
+        return mc.cluster_centers_ + center, eps - mc.privacy_.epsilon
 
     def predict(self, X) -> np.ndarray:
         """Index of the nearest learned centre for each row of X."""

@@ -66,15 +66,18 @@ def test_recommended_guarantee_is_the_exact_composition():
         assert est.privacy_.epsilon == pytest.approx(1.0, rel=1e-12)
 
 
-def test_recommended_reports_a_clamped_noisy_avg_share():
-    """At ε = 4 Algorithm 2's NoisyAVG share (0.33·2) exceeds 1/3 and is clamped: the reported
-    guarantee must be the smaller delivered one. Catches: reporting the requested ε."""
-    with pytest.warns(UserWarning, match="1/3"):
+def test_a_clamped_noisy_avg_share_goes_to_dp_lloyd():
+    """At ε = 4 Algorithm 2's NoisyAVG share (0.33·0.7·4) exceeds 1/3 and is clamped; the unspent
+    part goes to DP-Lloyd, so the total is still ε = 4 and each part is charged what it used.
+    Catches: charging Algorithm 2 its nominal share (over-stating ε) or wasting the remainder."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no "smaller than requested" warning
         est = MaxCoverKMeans(2, rng=0, **{**KW, "epsilon": 4.0}).fit(_X())
     assert est.budget_.eps_G == pytest.approx(1 / 3)
-    assert est.privacy_.epsilon == pytest.approx(
-        est.budget_.guarantee.epsilon + est.lloyd_.privacy_.epsilon, rel=1e-12)
-    assert est.privacy_.epsilon < 4.0
+    seed = est.budget_.guarantee.epsilon
+    assert seed < DEFAULT_SEED_SHARE * 4.0
+    assert est.lloyd_.privacy_.epsilon == pytest.approx(4.0 - seed, rel=1e-12)
+    assert est.privacy_.epsilon == pytest.approx(4.0, rel=1e-12)
 
 
 def test_one_code_path_with_dpkmeans_maxcover_seeding():

@@ -47,7 +47,7 @@ Pieces, in the order of Algorithm 2:
 * :class:`MaxCoverKMeans`: Algorithm 2 end to end, ``privacy_`` from Theorem 6.1 (+ the final
   rounds by basic composition), with Lemma 6.2's charge valid for every ε_E
   (:func:`em_privacy_loss`; the paper's e·ε_E·ln(1/δ_E)/2 needs ε_E ≤ 2). By default
-  (``preset="recommended"``) Algorithm 2 runs on half of ε and the recommended budget-aware
+  (``preset="recommended"``) Algorithm 2 runs on 0.7 of ε and the recommended budget-aware
   DP-Lloyd (:class:`dpcore.recommended.DPKMeans`) continues from its centres; ``final_lloyd``
   / ``lloyd_rounds`` / ``preset="paper"`` give the paper's configuration (Sec. 7).
 

@@ -31,7 +31,7 @@ AUTO_BALL_POINTS = 12.0
 PRESETS = ("auto", "recommended", "paper")
 #: ``preset="recommended"``: the share of (ε) that Algorithm 2 (the seeding) gets; DP-Lloyd gets
 #: the rest. Measured in ``benchmarks/bench_maxcover.py`` (docs/dp_kmeans.md, "Max-cover").
-DEFAULT_SEED_SHARE = 0.5
+DEFAULT_SEED_SHARE = 0.7
 #: Parameters of Algorithm 2 itself, passed on to the seeding under ``preset="recommended"``.
 _ALGORITHM2_PARAMS = ("approx", "budget_split", "proj_dim", "sampler", "grid_stride",
                       "em_bound", "prune_proxy")
@@ -166,8 +166,9 @@ class MaxCoverKMeans:
         ``lloyd_rounds`` NoisyAVG rounds (Sec. 7) on the ``budget_split`` shares.
         ``"recommended"``: Algorithm 2 on ``seed_share``·ε and all of δ, then the recommended
         budget-aware DP-Lloyd (:class:`dpcore.recommended.DPKMeans`: T and the count/sum split
-        from Su et al.'s error model, L2 noise on the ball) from its centres on the rest of ε;
-        (ε, δ)-DP by basic composition. ``"auto"`` (default): ``"paper"`` when ``final_lloyd``
+        from Su et al.'s error model, L2 noise on the ball) from its centres on the rest of ε
+        (including any part of the share NoisyAVG's 1/3 cap leaves unspent); (ε, δ)-DP by
+        basic composition. ``"auto"`` (default): ``"paper"`` when ``final_lloyd``
         or ``lloyd_rounds`` is given (the paper's configuration, e.g. the reproduction's),
         else ``"recommended"``.
     seed_share : float in (0, 1), optional

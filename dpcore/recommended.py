@@ -13,10 +13,12 @@ configured from the public information an analyst has:
   2 ≤ T ≤ 10), both from Su et al.'s (2016) error model and measured in
   ``benchmarks/bench_kmeans.py``;
 * optionally a private seeding (``seeding="maxcover"``: :class:`dpcore.maxcover.MaxCoverKMeans`
-  on a share of the budget, then DP-Lloyd from its centres; (ε, δ)-DP by basic composition).
-  It is **off by default** because it did not measurably help: on the KDD-like set at ε = 1
-  (share 0.2, δ = 1e-6, ``grid_stride=8``) the cost was 1.609× non-private against 1.606× without
-  seeding, and the seeding took 490 s per fit on 200,000 × 38 rows (this round's max-cover).
+  (Algorithm 2) on a share of the budget, then DP-Lloyd from its centres; (ε, δ)-DP by basic
+  composition). This is the same code path as ``MaxCoverKMeans(preset="recommended")``, its
+  default. It is **off by default** here because it does not measurably help DPKMeans
+  (``benchmarks/bench_maxcover.py``, docs/dp_kmeans.md "Private seeding": at ε = 1 on the same
+  ball, seeds 5–9, it is 6 % worse on letter-like data, 8 % worse on MNIST, 1 % better on
+  KDD-like data, at 13–70× the time).
 
 n is public: declare it (``n=``, or estimate it privately with
 :func:`dpcore.bounds.private_row_count` and pay for it); otherwise it is read off the data with a

@@ -29,8 +29,9 @@ from dpcore.rng import RNGLike, as_generator
 AUTO_BALL_POINTS = 12.0
 
 PRESETS = ("auto", "recommended", "paper")
-#: ``preset="recommended"``: the share of (ε) that Algorithm 2 (the seeding) gets; DP-Lloyd gets
-#: the rest. Measured in ``benchmarks/bench_maxcover.py`` (docs/dp_kmeans.md, "Max-cover").
+#: ``preset="recommended"``: the share of ε that Algorithm 2 (the seeding) gets; DP-Lloyd gets
+#: the rest. Chosen from 0.3/0.5/0.7 in ``benchmarks/bench_maxcover.py`` (docs/dp_kmeans.md,
+#: "Max-cover k-means followed by DP-Lloyd").
 DEFAULT_SEED_SHARE = 0.7
 #: Parameters of Algorithm 2 itself, passed on to the seeding under ``preset="recommended"``.
 _ALGORITHM2_PARAMS = ("approx", "budget_split", "proj_dim", "sampler", "grid_stride",
@@ -428,8 +429,9 @@ class MaxCoverKMeans:
 
         One code path with ``DPKMeans(seeding="maxcover")``: Algorithm 2 (this class,
         ``preset="paper"``, no rounds) on ``seed_share``·ε and δ, then budget-aware DP-Lloyd from
-        its centres on (1 − seed_share)·ε. The guarantee is the exact basic composition of the
-        two parts' reported guarantees (NoisyAVG's 1/3 clamp, if any, included).
+        its centres on the ε Algorithm 2 did not use (more than (1 − seed_share)·ε when
+        NoisyAVG's 1/3 cap applies). The guarantee is the exact basic composition of the two
+        parts' reported guarantees.
         """
         from dpcore.recommended import DPKMeans
 

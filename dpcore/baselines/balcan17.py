@@ -34,7 +34,8 @@ L levels of each: every point lies in one cell per level, so one level's counts 
 ``lloyd`` (split equally between the rounds). δ is used only by NoisyAVG: δ/2 for the recovery,
 δ/2 for the Lloyd rounds. Basic composition: the shares sum to the claim (ε, δ) exactly
 (``privacy_``); with ``recovery="laplace"`` it is (ε, 0). NoisyAVG is only proven for ε ≤ 1/3
-per call: a larger share is refused with a clear message.
+per call: a larger share is clamped to 1/3 with a warning (as in MaxCoverKMeans), and
+``privacy_`` states the smaller total actually spent.
 
 **Inferred where the paper and its code leave things open** (spec §4.4 names only the structure):
 
@@ -120,8 +121,9 @@ def balcan_budget(epsilon: float, delta: float, split: Mapping[str, float] | Non
                   lloyd_rounds: int = 1, recovery: str = "noisyavg") -> Balcan17Budget:
     """Split (ε, δ) into the four steps' budgets (basic composition sums back to (ε, δ)).
 
-    Raises ValueError naming the parameter when the shares are malformed or a NoisyAVG call
-    would get ε > 1/3 (Theorem 2.6 of paper 003 proves NoisyAVG only up to 1/3).
+    Raises ValueError naming ``budget_split`` when the shares are malformed. A NoisyAVG call
+    whose share exceeds ε = 1/3 (Theorem 2.6 of paper 003 proves NoisyAVG only up to 1/3) gets
+    1/3 with a warning, as in MaxCoverKMeans: the guarantee is then below the requested ε.
     """
     split = dict(DEFAULT_SPLIT if split is None else split)
     keys = set(DEFAULT_SPLIT) if lloyd_rounds > 0 else set(DEFAULT_SPLIT) - {"lloyd"}
@@ -134,12 +136,9 @@ def balcan_budget(epsilon: float, delta: float, split: Mapping[str, float] | Non
     eps_rec = split["recovery"] * epsilon
     eps_ll = split.get("lloyd", 0.0) * epsilon
     if recovery == "noisyavg":
-        for what, e in (("recovery", eps_rec), ("lloyd", eps_ll / max(lloyd_rounds, 1))):
-            if e > NOISY_AVG_MAX_EPSILON + 1e-12:
-                raise ValueError(
-                    f"epsilon={epsilon:g}: the {what} share gives a NoisyAVG call ε = {e:.4g} > "
-                    "1/3, beyond its proven range (paper 003, Theorem 2.6); lower epsilon, the "
-                    "share (budget_split) or use recovery='laplace'")
+        eps_rec = _clamp_noisy_avg(eps_rec, "recovery")
+        rounds = max(lloyd_rounds, 1)
+        eps_ll = rounds * _clamp_noisy_avg(eps_ll / rounds, "lloyd")
         d_rec, d_ll = (delta / 2, delta / 2) if lloyd_rounds > 0 else (delta, 0.0)
     else:
         d_rec = d_ll = 0.0
@@ -270,6 +269,15 @@ def _laplace_averages(X: np.ndarray, labels: np.ndarray, k: int, *, radius: floa
                      sensitivity=radius * math.sqrt(d), rng=rng)
     nc = add_laplace(counts, 2.0 / epsilon, sensitivity=1.0, rng=rng)
     return clip_to_ball(ns / np.maximum(nc, 1.0)[:, None], radius)
+
+
+def _clamp_noisy_avg(eps: float, what: str) -> float:
+    if eps > NOISY_AVG_MAX_EPSILON:
+        warnings.warn(f"the {what} share gives a NoisyAVG call ε = {eps:.4g} > 1/3, beyond its "
+                      "proven range (paper 003, Theorem 2.6); using 1/3, so the guarantee "
+                      "(privacy_) is below the requested epsilon", UserWarning, stacklevel=4)
+        return NOISY_AVG_MAX_EPSILON
+    return eps
 
 
 class Balcan17KMeans:

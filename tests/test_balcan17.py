@@ -219,3 +219,38 @@ def test_rejects_bad_data():
         est.fit(np.zeros(5))
     with pytest.raises(ValueError, match="not fitted"):
         est.predict(np.zeros((2, 2)))
+
+
+def test_dashboard_fit_is_the_run_configuration_and_the_door_charges_the_claim():
+    """The Clustering page's entry (dpcore.sweeps) is exactly the run-config mechanism
+    ``balcan17_kmeans``: same params and seed, same centres (catches a dashboard entry whose
+    parameters differ from what a downloaded configuration re-runs). The release door fills the
+    declared n (never the data's) and charges (ε, δ) with the defence's slack only; the released
+    centres are ⊥-free (catches a release that reads n off the data or a guarantee that depends
+    on the private rows)."""
+    import pandas as pd
+
+    from dpcore.noise import DEFAULT_ETA
+    from dpcore.privacy import PrivacyLedger
+    from dpcore.release import ReleaseDoor
+    from dpcore.runconfig import make_config, run_config
+    from dpcore.schema import PublicDescription
+    from dpcore.sweeps import clustering_algorithms, fit_algorithm
+
+    alg = clustering_algorithms()["Balcan et al. 2017 (paper 003's baseline)"]
+    assert alg.mechanism == "balcan17_kmeans" and alg.private
+    X = np.random.default_rng(9).uniform(-1, 1, (600, 2))
+    out = fit_algorithm(alg, X, k=3, epsilon=1.0, delta=1e-6, radius=1.5, seed=4)
+    assert out.error is None and out.centers.shape == (3, 2)
+    assert out.guarantee == ApproxDP(1.0, 1e-6) and out.params["n_public"] == 600
+    cfg = make_config("balcan17_kmeans", out.params, {"source": "inline", "radius": 1.5}, 4)
+    again = run_config(cfg, X)
+    np.testing.assert_allclose(np.asarray(again.released["centers"]), out.centers)
+
+    desc = PublicDescription(["a", "b"], lower=[-1, -1], upper=[1, 1], n=300)
+    table = pd.DataFrame(X[:300], columns=["a", "b"])
+    door = ReleaseDoor(table, desc, PrivacyLedger(ApproxDP(5.0, 1e-5)))
+    rel = door.release("balcan17_kmeans", {"n_clusters": 2, "epsilon": 1.0, "delta": 1e-6})
+    assert door.ledger.entries[0].params["n_public"] == 300
+    assert rel.guarantee == ApproxDP(1.0 * (1.0 + DEFAULT_ETA) ** 2, 1e-6)
+    assert not rel.failed and rel.output["centers"].shape == (2, 2)

@@ -133,12 +133,16 @@ def test_clustering_page_table_and_overlay():
 def test_clustering_release_mode_hides_nonprivate_and_records_each():
     at, _ = _page("pages/clustering.py", {"mode": "release"})
     assert "k-means (non-private)" not in at.multiselect(key="clu_rel_algs").options
-    at.multiselect(key="clu_rel_algs").set_value(["DP-Lloyd", "Max-cover k-means"]).run()
+    balcan = "Balcan et al. 2017 (paper 003's baseline)"
+    at.multiselect(key="clu_rel_algs").set_value(["DP-Lloyd", "Max-cover k-means", balcan]).run()
+    at.number_input(key="clu_rel_delta").set_value(1e-7).run()  # two δ within the budget's 1e-6
     at.button(key="clustering_release").click().run()
     assert not at.exception and not errors(at)
     led = _door(at).ledger
-    assert [e.label for e in led.entries] == ["DP-Lloyd", "Max-cover k-means"]
-    assert led.entries[1].params["n_public"] == 32847  # the public n, not read off the data
+    assert [e.label for e in led.entries] == ["DP-Lloyd", "Max-cover k-means", balcan]
+    for entry in led.entries[1:]:  # the public n, not read off the data
+        assert entry.params["n_public"] == 32847
+    assert led.entries[2].params["mechanism"] == "balcan17_kmeans"
     assert not at.dataframe  # no cost table, no timings (finding 6)
 
 

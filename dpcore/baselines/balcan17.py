@@ -73,6 +73,7 @@ import numpy as np
 from scipy import stats
 
 from dpcore.geometry import clip_to_ball, nearest_center, squared_distances
+from dpcore.limits import check_params
 from dpcore.maxcover.accounting import NOISY_AVG_MAX_EPSILON
 from dpcore.maxcover.averaging import noisy_cluster_averages
 from dpcore.maxcover.grid import jl_matrix
@@ -336,6 +337,10 @@ class Balcan17KMeans:
         self.rng = rng
 
     def _check(self, X) -> tuple[np.ndarray, int]:
+        # dpcore.limits' ranges first (ε ≥ 1e-6 etc., as every estimator's fit; issue 14)
+        check_params(n_clusters=self.n_clusters, epsilon=self.epsilon, delta=self.delta,
+                     radius=self.radius, required=True)
+
         def count(name: str, v, lo: int, none_ok: bool = False) -> None:
             if v is None and none_ok:
                 return
@@ -345,6 +350,9 @@ class Balcan17KMeans:
         count("n_clusters", self.n_clusters, 1)
         count("n_public", self.n_public, 1, none_ok=True)
         count("proj_dim", self.proj_dim, 1, none_ok=True)
+        if self.proj_dim is not None and self.proj_dim > MAX_CHILD_BITS:
+            raise ValueError(f"proj_dim must be ≤ {MAX_CHILD_BITS} (2^proj_dim children per "
+                             f"cell), got {self.proj_dim!r}")
         count("n_shifts", self.n_shifts, 0)
         count("n_swaps", self.n_swaps, 0, none_ok=True)
         count("lloyd_rounds", self.lloyd_rounds, 0)

@@ -17,8 +17,9 @@ Steps (add/remove-one neighbours, data in the public ball B_radius(0)):
 3. **Private local search** (:func:`private_local_search`, Gupta et al. 2010 as used by the
    paper): start from k uniformly drawn candidates; T = min(k, 20) times, pick one swap
    (centre i → candidate j) by the exponential mechanism with score −cost(new set) (sensitivity
-   Λ² = (2 r_p)², a point's largest squared distance to a candidate); finally pick one of the T
-   recorded centre sets by the exponential mechanism on the same score.
+   Λ² = (2 r_p)², a point's largest squared distance to a candidate; monotone under add/remove);
+   finally pick one of the T recorded centre sets by the exponential mechanism on the same
+   score.
 4. **Recovery** in R^d: each point goes to its nearest local-search centre (in R^p) and every
    cluster's mean is released by NoisyAVG (paper 003's Algorithm 1; disjoint clusters, parallel
    composition); then ``lloyd_rounds`` DP Lloyd rounds (nearest released centre in R^d,
@@ -56,8 +57,11 @@ per call: a larger share is clamped to 1/3 with a warning (as in MaxCoverKMeans)
 * r_p: the public clipping radius after projection, radius·sqrt(χ²_p(0.99)/p) (99 % of a fixed
   vector's projected norm; the code uses the data's own range, which is not private); radius
   itself when nothing is projected. Λ = 2 r_p (the code uses 2·range, also read off the data).
-* The exponential mechanism uses exp(−ε'·cost/(2Λ²)) (the standard factor 2: swap scores are
-  not monotone between neighbours); the code drops the 2.
+* The exponential mechanism is the code's exp(−ε'·cost/Λ²), without the general form's factor
+  2: under add/remove neighbours every candidate set's cost moves in the same direction (adding
+  a point adds a term in [0, Λ²] to all of them), so the one-sided form is ε'-DP
+  (``monotonic=True`` of :func:`dpcore.noise.exponential_mechanism`). Under replace-one it
+  would cost 2ε'.
 * T = min(k, 20) swaps and k uniform initial candidates (with repetition), as in the code.
 * ``lloyd_rounds=1`` (paper 003; the code runs 3).
 """
@@ -230,9 +234,10 @@ def private_local_search(Y: np.ndarray, candidates: np.ndarray, k: int, *, epsil
     """Step 3: private local search over ``candidates`` (rows of R^p), ε-DP in total.
 
     ``n_swaps`` (default min(k, 20)) exponential-mechanism swaps and one final pick among the
-    recorded sets, each with ε/(n_swaps + 1) and score −cost (sensitivity ``lam``² under
-    add/remove: points and candidates lie in a ball of diameter ``lam``). Returns the chosen
-    candidate indices (k, with repetition allowed) and the number of swaps.
+    recorded sets, each with ε/(n_swaps + 1) and score −cost: sensitivity ``lam``² (points and
+    candidates lie in a ball of diameter ``lam``), one-sided under add/remove (all costs grow
+    when a point is added), so weights exp(−ε'·cost/``lam``²). Returns the chosen candidate
+    indices (k, with repetition allowed) and the number of swaps.
     """
     gen = as_generator(rng)
     T = min(k, 20) if n_swaps is None else int(n_swaps)
@@ -244,14 +249,14 @@ def private_local_search(Y: np.ndarray, candidates: np.ndarray, k: int, *, epsil
     record, costs = [], []
     for _ in range(T):
         new = _swap_costs(D, ids)  # (k, m)
-        pick = exponential_mechanism(-new.ravel(), eps_step, sens, rng=gen)
+        pick = exponential_mechanism(-new.ravel(), eps_step, sens, rng=gen, monotonic=True)
         ids = ids.copy()
         ids[pick // m] = pick % m
         record.append(ids)
         costs.append(new.ravel()[pick])
     if T == 0:
         return ids, 0
-    chosen = exponential_mechanism(-np.asarray(costs), eps_step, sens, rng=gen)
+    chosen = exponential_mechanism(-np.asarray(costs), eps_step, sens, rng=gen, monotonic=True)
     return record[chosen], T
 
 

@@ -196,6 +196,14 @@ def _balcan(epsilon: float, *, leak_n: bool = False):
     return _repeat(one)
 
 
+def _kv18(rho: float):
+    """KV18's estimate (one coordinate) as the FriendlyCore page releases it: with the public n."""
+    from dpcore.baselines.kv18 import kv18_mean
+
+    return _repeat(lambda X, rng: float(kv18_mean(
+        X, rho=rho, sigma=1.0, radius=20.0, n_public=100, rng=rng).estimate[0]))
+
+
 def _noisy_average(epsilon: float):
     from dpcore.maxcover import noisy_average
 
@@ -352,6 +360,11 @@ def _cases() -> list[Case]:
              _leak_n(lambda X, rng: 0.0, lambda X: X.shape[0], 601),
              "refuses n < 601 (defect 4's n < t·k refusal)", np.zeros((600, 1)),
              np.vstack([np.zeros((600, 1)), [[1.0]]]), 1_000, slow=True, broken_samples=100_000),
+        Case("KV18 mean (FriendlyCore page's comparison)", "ρ = 0.05, σ = 1, radius 20, "
+             "n_public = 100 (as the release door fills it); D₀ = 100 rows at 0, D₁ = D₀ + one "
+             "row at 20 (clipped to the range)", _zcdp(0.05), _kv18(0.05), _kv18(20.0),
+             "calibrated to 400ρ (σ ÷20)", np.zeros((100, 1)),
+             np.vstack([np.zeros((100, 1)), [[20.0]]]), 20_000),
         Case("CoinPress mean", "ρ = 0.5, radius 1, 2 steps; replace-one pair at public n = 40 "
              "(its stated model): D₀ = 40 rows at 0, D₁ = 39 at 0 + one at 1",
              _zcdp(0.5), _coinpress(0.5), _coinpress(5000.0), "calibrated to 10⁴ρ (σ ÷100)",

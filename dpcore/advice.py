@@ -283,6 +283,7 @@ _SECONDS_PER_UNIT = {
     "DP-Lloyd + coreset sampling": 1e-7,
     "DP-Lloyd + privacy-constrained sampling": 1e-7,
     "Max-cover k-means": 8e-6,
+    "Balcan et al. 2017 (paper 003's baseline)": 2e-6,
     "FriendlyCore k-means": 3e-5,
     "diffprivlib KMeans (reference)": 1e-6,
     "k-means (non-private)": 3e-7,

@@ -167,6 +167,43 @@ def _maxcover(epsilon: float, *, leak_n: bool = False):
     return _repeat(one)
 
 
+def _balcan_partition(eps_level: float):
+    """Number of candidates of one private partition level (Balcan et al. step 2)."""
+    from dpcore.baselines.balcan17 import private_partition
+
+    return _repeat(lambda X, rng: float(private_partition(
+        X, half_side=_R, levels=1, eps_level=eps_level, threshold=20.5, rng=rng).shape[0]))
+
+
+def _balcan_local_search(lam: float):
+    """The candidate one private local-search swap picks (k = 1, candidates ±10, Λ = 20)."""
+    from dpcore.baselines.balcan17 import private_local_search
+
+    C = np.array([[-10.0], [10.0]])
+    return _repeat(lambda X, rng: float(private_local_search(
+        X, C, 1, epsilon=1.0, lam=lam, n_swaps=1, rng=rng)[0][0]))
+
+
+def _balcan(epsilon: float, *, leak_n: bool = False):
+    """One Balcan17KMeans fit's first centre coordinate (``leak_n``: the parity-of-n twin)."""
+    from dpcore.baselines.balcan17 import Balcan17KMeans
+
+    def one(X: np.ndarray, rng: np.random.Generator) -> float:
+        km = Balcan17KMeans(1, epsilon=epsilon, delta=1e-6, radius=_R, n_public=200,
+                            rng=rng).fit(X)
+        return float(km.cluster_centers_[0, 0]) + (10.0 * (X.shape[0] % 2) if leak_n else 0.0)
+
+    return _repeat(one)
+
+
+def _kv18(rho: float):
+    """KV18's estimate (one coordinate) as the FriendlyCore page releases it: with the public n."""
+    from dpcore.baselines.kv18 import kv18_mean
+
+    return _repeat(lambda X, rng: float(kv18_mean(
+        X, rho=rho, sigma=1.0, radius=20.0, n_public=100, rng=rng).estimate[0]))
+
+
 def _noisy_average(epsilon: float):
     from dpcore.maxcover import noisy_average
 
@@ -287,6 +324,22 @@ def _cases() -> list[Case]:
              "slow: one draw is a whole fit (≈ 0.2 s), hence 300 draws", ApproxDP(1.0, 1e-6),
              _maxcover(1.0), _maxcover(1.0, leak_n=True), "leaks the parity of n", _MC0,
              np.vstack([_MC0, [[_R, 0.0]]]), 300, slow=True),
+        Case("Balcan et al. 2017: private partition level", "one level, ε_ℓ = 1, threshold "
+             "20.5; D₀ = 20 rows at (0.5, 0.5) (one cell), D₁ = D₀ + one more; statistic: "
+             "number of candidates", ApproxDP(1.0, 0.0), _balcan_partition(1.0),
+             _balcan_partition(10.0), "calibrated to 10ε", np.full((20, 2), 0.5),
+             np.full((21, 2), 0.5), 20_000),
+        Case("Balcan et al. 2017: private local search", "k = 1, one swap + the final pick, "
+             "ε = 1, candidates ±10, Λ = 20; D₀ = 10 rows at 0, D₁ = D₀ + (10) (moves a "
+             "candidate's cost by Λ²); statistic: the chosen candidate", ApproxDP(1.0, 0.0),
+             _balcan_local_search(20.0), _balcan_local_search(math.sqrt(20.0)),
+             "sensitivity Λ instead of Λ² (20× too sharp)", np.zeros((10, 1)),
+             np.vstack([np.zeros((10, 1)), [[10.0]]]), 20_000),
+        Case("Balcan17KMeans (end to end)", "k = 1, ε = 1, δ = 1e-6, radius 1, n_public = 200, "
+             "defaults; D₀ = D₁ of the max-cover row; statistic: first centre coordinate; slow: "
+             "a whole fit per draw, 300 draws", ApproxDP(1.0, 1e-6), _balcan(1.0),
+             _balcan(1.0, leak_n=True), "leaks the parity of n", _MC0,
+             np.vstack([_MC0, [[_R, 0.0]]]), 300, slow=True),
         Case("noisy_average (NoisyAVG)", "ε = 1/3, δ = 1e-6, radius 1; D₀ = 20 rows at 0, D₁ = "
              "D₀ + (1, 0)", ApproxDP(1 / 3, 1e-6), _noisy_average(1 / 3), _repeat(
                  lambda X, rng: float(X.shape[0] == 21)), "leaks n (outputs 1{n = 21})",
@@ -308,6 +361,11 @@ def _cases() -> list[Case]:
              _leak_n(lambda X, rng: 0.0, lambda X: X.shape[0], 601),
              "refuses n < 601 (defect 4's n < t·k refusal)", np.zeros((600, 1)),
              np.vstack([np.zeros((600, 1)), [[1.0]]]), 1_000, slow=True, broken_samples=100_000),
+        Case("KV18 mean (FriendlyCore page's comparison)", "ρ = 0.05, σ = 1, radius 20, "
+             "n_public = 100 (as the release door fills it); D₀ = 100 rows at 0, D₁ = D₀ + one "
+             "row at 20 (clipped to the range)", _zcdp(0.05), _kv18(0.05), _kv18(20.0),
+             "calibrated to 400ρ (σ ÷20)", np.zeros((100, 1)),
+             np.vstack([np.zeros((100, 1)), [[20.0]]]), 20_000),
         Case("CoinPress mean", "ρ = 0.5, radius 1, 2 steps; replace-one pair at public n = 40 "
              "(its stated model): D₀ = 40 rows at 0, D₁ = 39 at 0 + one at 1",
              _zcdp(0.5), _coinpress(0.5), _coinpress(5000.0), "calibrated to 10⁴ρ (σ ÷100)",

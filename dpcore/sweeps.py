@@ -134,6 +134,14 @@ _ALGORITHMS: list[ClusteringAlgorithm] = [
         "private LSH prefix tree + k-means++ on its coreset (FriendlyCore's baseline, paper 002)",
     ),
     ClusteringAlgorithm(
+        "Balcan et al. 2017 (paper 003's baseline)", "balcan17_kmeans",
+        "dpcore.baselines.balcan17:Balcan17KMeans",
+        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "delta": delta,
+                                     "radius": r, "n_public": n},
+        "private grid partitions + private local search + NoisyAVG and one DP Lloyd round "
+        "(Balcan et al. ICML 2017, the max-cover paper's baseline)",
+    ),
+    ClusteringAlgorithm(
         "diffprivlib KMeans (reference)", "diffprivlib_kmeans", "diffprivlib.models:KMeans",
         lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps},
         "IBM diffprivlib's DP k-means (optional extra)",

@@ -249,9 +249,30 @@ def friendlycore_release_view() -> None:
     r = c1.number_input("Friend radius r (public)", 1e-9, value=float(f"{door.radius / 2:.3g}"),
                         format="%.4g", key="fc_rel_r")
     delta = c2.number_input("δ", 1e-12, 0.1, value=1e-6, format="%.1e", key="fc_rel_delta")
-    release_control("friendlycore", f"FriendlyCore mean (ε = {eps:g})",
-                    lambda: [("friendly_mean", {"radius": float(r), "epsilon": eps,
-                                                "delta": float(delta)}, "FriendlyCore mean")])
+    c1, c2 = st.columns(2)
+    with_kv = c1.checkbox("Also release KV18 for comparison (same ρ, charged on top)",
+                          key="fc_rel_kv18",
+                          help="Karwa & Vadhan 2018, FriendlyCore's averaging baseline: a "
+                               "private σ-bin histogram per coordinate, clipping around its "
+                               "peak, a Gaussian-noise mean. It assumes Gaussian rows with a "
+                               "known, public spread σ.")
+    kv_sigma = c2.number_input("KV18 σ (public spread of one coordinate)", 1e-9,
+                               value=float(f"{door.radius / 4:.4g}"), format="%.4g",
+                               key="fc_rel_kv_sigma", disabled=not with_kv)
+
+    def parts() -> list[tuple[str, dict, str]]:
+        from dpcore.friendlycore.averaging import rho_for_epsilon
+
+        out = [("friendly_mean", {"radius": float(r), "epsilon": eps, "delta": float(delta)},
+                "FriendlyCore mean")]
+        if with_kv:  # FC_Avg's own ρ at (ε, δ): the same spend as the FriendlyCore mean
+            out.append(("kv18_mean", {"rho": rho_for_epsilon(eps, float(delta) / 2.0),
+                                      "sigma": float(kv_sigma), "radius": float(door.radius)},
+                        "KV18 mean (comparison)"))
+        return out
+
+    release_control("friendlycore", f"FriendlyCore mean (ε = {eps:g})"
+                    + (" and KV18" if with_kv else ""), parts)
     show_releases("friendlycore", door)
 
 

@@ -133,12 +133,16 @@ def test_clustering_page_table_and_overlay():
 def test_clustering_release_mode_hides_nonprivate_and_records_each():
     at, _ = _page("pages/clustering.py", {"mode": "release"})
     assert "k-means (non-private)" not in at.multiselect(key="clu_rel_algs").options
-    at.multiselect(key="clu_rel_algs").set_value(["DP-Lloyd", "Max-cover k-means"]).run()
+    balcan = "Balcan et al. 2017 (paper 003's baseline)"
+    at.multiselect(key="clu_rel_algs").set_value(["DP-Lloyd", "Max-cover k-means", balcan]).run()
+    at.number_input(key="clu_rel_delta").set_value(1e-7).run()  # two δ within the budget's 1e-6
     at.button(key="clustering_release").click().run()
     assert not at.exception and not errors(at)
     led = _door(at).ledger
-    assert [e.label for e in led.entries] == ["DP-Lloyd", "Max-cover k-means"]
-    assert led.entries[1].params["n_public"] == 32847  # the public n, not read off the data
+    assert [e.label for e in led.entries] == ["DP-Lloyd", "Max-cover k-means", balcan]
+    for entry in led.entries[1:]:  # the public n, not read off the data
+        assert entry.params["n_public"] == 32847
+    assert led.entries[2].params["mechanism"] == "balcan17_kmeans"
     assert not at.dataframe  # no cost table, no timings (finding 6)
 
 
@@ -178,6 +182,39 @@ def test_friendlycore_page_explains_too_small_budget_then_runs():
     at.button(key="fc_km_run").click().run()
     assert not at.exception and not errors(at)
     assert any("cannot run with these settings" in w.value for w in at.warning)
+
+
+def test_friendlycore_page_compares_kv18_at_the_same_rho_in_both_modes():
+    """KV18 (FriendlyCore's averaging baseline) next to FC_Avg. Explore: a table row and a point
+    in the figure, at exactly FC_Avg's ρ = rho_for_epsilon(ε, δ/2) (catches KV18 charged at a
+    different budget than the method it is compared with). Release: through the door with the
+    FriendlyCore mean, charged at that ρ, with the declared n (catches a KV18 release that reads
+    n off the data or is not charged)."""
+    from dpcore.friendlycore.averaging import rho_for_epsilon
+
+    at, _ = _page("pages/friendlycore.py")
+    assert not at.exception and not errors(at)
+    table = next(d.value for d in at.dataframe if "method" in d.value.columns
+                 ).set_index("method")
+    rho = rho_for_epsilon(1.0, 1e-6 / 2)
+    assert f"ρ = {rho:.4g} zCDP" in table.loc["KV18", "guarantee"]
+    assert np.isfinite(table["distance to the true mean of its rows"]).all()
+    names = [t["name"] for t in figure_specs(at)[1]["data"]]
+    assert {"FriendlyCore private mean", "KV18 private mean"} <= set(names)
+
+    at, _ = _page("pages/friendlycore.py", {"mode": "release"})
+    at.checkbox(key="fc_rel_kv18").check().run()
+    at.number_input(key="fc_rel_delta").set_value(1e-7).run()  # both δ fit the budget's 1e-6
+    at.button(key="friendlycore_release").click().run()
+    assert not at.exception and not errors(at)
+    led = _door(at).ledger
+    assert [e.label for e in led.entries] == ["FriendlyCore mean", "KV18 mean (comparison)"]
+    kv = led.entries[1]
+    assert kv.params["mechanism"] == "kv18_mean" and kv.params["n_public"] == 32847
+    assert kv.params["rho"] == pytest.approx(rho_for_epsilon(1.0, 1e-7 / 2))
+    rel = at.session_state["releases"]["friendlycore"]
+    assert [r.label for r in rel] == ["FriendlyCore mean", "KV18 mean (comparison)"]
+    assert rel[1].output["mean"].shape == (2,)
 
 
 def test_utility_page_sweep_answers_which_epsilon():

@@ -16,7 +16,7 @@ import dpcore.baselines.lsh_clustering as lshmod
 from dpcore.audit import audit_epsilon
 from dpcore.baselines.kv18 import kv18_clip_width, kv18_mean, kv18_mean_1d
 from dpcore.baselines.lsh_clustering import LSHClustering, discrete_laplace, lsh_noise_parameters
-from dpcore.privacy import ZCDP, ApproxDP, PureDP, zcdp_to_epsilon
+from dpcore.privacy import ZCDP, ApproxDP, PrivacyLeakWarning, PureDP, zcdp_to_epsilon
 
 # ------------------------------------------------------------------ KV18
 
@@ -57,7 +57,7 @@ def test_kv18_zcdp_passes_audit_and_broken_variant_fails():
 
     def sampler(rho_run):
         def sample(data, size, gen):
-            return np.array([kv18_mean(data, rho=rho_run, radius=20.0, rotate=False,
+            return np.array([kv18_mean(data, rho=rho_run, radius=20.0, rotate=False, n_public=n,
                                        rng=gen).estimate[0] for _ in range(size)])
         return sample
 
@@ -86,10 +86,30 @@ def test_kv18_accuracy_matches_its_noise_scale():
 def test_kv18_multivariate_error_near_rotation_invariant_and_guarantee():
     gen = np.random.default_rng(4)
     X = gen.standard_normal((4000, 20)) + 5.0
-    res = kv18_mean(X, rho=1.0, radius=30.0, rng=gen)
+    res = kv18_mean(X, rho=1.0, radius=30.0, n_public=4000, rng=gen)
     assert isinstance(res.privacy, ZCDP) and res.privacy.rho == 1.0
     assert np.linalg.norm(res.estimate - 5.0) < 1.0
     assert isinstance(kv18_mean_1d(X[:, 0], epsilon=1.0, sigma=1.0, radius=30.0).privacy, PureDP)
+
+
+def test_kv18_add_remove_pair_passes_audit_with_the_public_n():
+    """Add/remove neighbours (the release door's model) with n_public = 100 for both: D₁ adds a
+    row at 10³ (clipped to the range). The statistic divides by the public n, so the claim holds;
+    without n_public the data's n is read, and that is said (PrivacyLeakWarning)."""
+    d0 = np.zeros((100, 2))
+    d1 = np.vstack([d0, [[1e3, 1e3]]])
+    claimed = zcdp_to_epsilon(1.0, 1e-3)
+
+    def sample(data, size, gen):
+        return np.array([kv18_mean(data, rho=1.0, radius=20.0, rotate=False, n_public=100,
+                                   rng=gen).estimate[0] for _ in range(size)])
+
+    assert audit_epsilon(sample, d0, d1, n_samples=6000, delta=1e-3, rng=3).epsilon_lower \
+        <= claimed
+    with pytest.warns(PrivacyLeakWarning, match="n_public"):
+        kv18_mean(d0, rho=1.0, radius=20.0)
+    with pytest.raises(ValueError, match="n_public"):
+        kv18_mean(d0, rho=1.0, radius=20.0, n_public=0)
 
 
 @pytest.mark.parametrize("bad", [dict(sigma=0.0), dict(radius=-1.0), dict(beta=1.5)])

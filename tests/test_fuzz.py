@@ -326,6 +326,14 @@ def _maxcover(**kw):
     return m.cluster_centers_, p["radius"]
 
 
+def _balcan(**kw):
+    from dpcore.baselines.balcan17 import Balcan17KMeans
+
+    p = {"n_clusters": 2, "epsilon": 1.0, "delta": 1e-6, "radius": 3.0, "n_public": 100} | kw
+    m = Balcan17KMeans(p.pop("n_clusters"), **p, rng=0).fit(X_EST[::3])
+    return m.cluster_centers_, p["radius"]
+
+
 def _noisy_average(**kw):
     from dpcore.maxcover import noisy_average
 
@@ -373,6 +381,9 @@ ESTIMATORS = {
     "MaxCoverKMeans": (_maxcover, {"n_clusters": HOSTILE_INTS, "epsilon": HOSTILE_NUMBERS,
                                    "delta": HOSTILE_NUMBERS, "radius": HOSTILE_NUMBERS,
                                    "approx": HOSTILE_NUMBERS}),
+    "Balcan17KMeans": (_balcan, {"n_clusters": HOSTILE_INTS, "epsilon": HOSTILE_NUMBERS,
+                                 "delta": HOSTILE_NUMBERS, "radius": HOSTILE_NUMBERS,
+                                 "n_public": HOSTILE_INTS}),
     "noisy_average": (_noisy_average, {"epsilon": HOSTILE_NUMBERS, "delta": HOSTILE_NUMBERS,
                                        "radius": HOSTILE_NUMBERS}),
     "coinpress_mean": (_coinpress, {"rho": HOSTILE_NUMBERS, "radius": HOSTILE_NUMBERS,

@@ -35,7 +35,9 @@ def test_every_released_mechanism_has_a_case():
     for needed in ("DP-Lloyd (full data)", "uniform sampler", "coreset sampler",
                    "privacy sampler", "MaxCoverKMeans", "noisy_average", "FriendlyCore filter",
                    "friendly_mean", "FriendlyCoreKMeans", "CoinPress", "Sensitivity sampler",
-                   "private_norm_quantile", "private_row_count", "Dask path"):
+                   "private_norm_quantile", "private_row_count", "Dask path",
+                   "Balcan et al. 2017: private partition", "Balcan et al. 2017: private local",
+                   "Balcan17KMeans", "KV18 mean"):
         assert needed in names, needed
     assert all(c.n_samples >= 10_000 or c.slow for c in CASES)  # fewer draws only when slow
 

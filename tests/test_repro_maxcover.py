@@ -21,12 +21,14 @@ def test_synthetic_loader_matches_the_documented_construction():
     assert np.linalg.norm(X, axis=1).max() <= radius
 
 
-def _raw(mc_scale: float) -> pd.DataFrame:
+def _raw(mc_scale: float, balcan: float | None = None) -> pd.DataFrame:
     g = np.random.default_rng(0)
     rows = []
     for k, (ll, mc, dl) in zip((2, 6, 10), [(10, 12, 20), (8, 11.5, 19), (6, 11, 18)], strict=True):
         for r in range(5):
-            for m, v in (("lloyd", ll), ("maxcover", mc * mc_scale), ("dplloyd", dl)):
+            methods = [("lloyd", ll), ("maxcover", mc * mc_scale), ("dplloyd", dl)]
+            methods += [("balcan", balcan)] if balcan is not None else []
+            for m, v in methods:
                 rows.append(("synthetic", m, k, r, v * 1e8 * (1 + 0.02 * g.normal()), 0.1))
     return pd.DataFrame(rows, columns=["dataset", "method", "k", "run", "cost", "seconds"])
 
@@ -34,7 +36,7 @@ def _raw(mc_scale: float) -> pd.DataFrame:
 def test_claim_checks_follow_the_bootstrap_rule():
     """Per-run costs → verdicts by the stated rule. A max-cover 2× worse (the bug: the final DP
     Lloyd round averaging noise instead of points) flips 'maxcover below dplloyd' to
-    'not reproduced'; Balcan et al. is always reported as not checked."""
+    'not reproduced'; without Balcan et al.'s runs its claim is reported as not checked."""
     claims = rep.check_claims(_raw(1.0)).set_index("claim")["verdict"]
     assert claims["non-private Lloyd cost decreases in k"] == "reproduced"
     assert claims["maxcover: plateaus in k (cost(k_max)/cost(k_min) above Lloyd's)"] \
@@ -45,6 +47,18 @@ def test_claim_checks_follow_the_bootstrap_rule():
                for c, v in claims.items())
     bad = rep.check_claims(_raw(2.0)).set_index("claim")["verdict"]
     assert bad["maxcover below dplloyd at every k"] == "not reproduced"
+
+
+def test_ours_below_balcan_is_judged_by_the_rule_when_balcan_ran():
+    """With Balcan et al.'s runs present the paper's only comparison gets a computed verdict:
+    reproduced when Balcan costs 15.0e8 against max-cover's ~11.5e8, not reproduced when it
+    costs 9e8 (catches a hard-coded verdict string, or Balcan's runs read as max-cover's)."""
+    def verdict(raw):
+        claims = rep.check_claims(raw).set_index("claim")["verdict"]
+        return next(v for c, v in claims.items() if c.startswith("Ours (max-cover) below Balcan"))
+
+    assert verdict(_raw(1.0, balcan=15.0)) == "reproduced"
+    assert verdict(_raw(1.0, balcan=9.0)) == "not reproduced"
 
 
 @pytest.mark.slow

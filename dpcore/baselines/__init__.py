@@ -3,21 +3,23 @@
 * :mod:`dpcore.baselines.kv18` — Karwa & Vadhan (2018) Gaussian mean estimator (FriendlyCore's
   Fig. 5(3) baseline);
 * :mod:`dpcore.baselines.lsh_clustering` — LSH_Clustering, Google's private clustering by an LSH
-  prefix tree (FriendlyCore's Figs. 6–7 baseline).
+  prefix tree (FriendlyCore's Figs. 6–7 baseline);
+* :mod:`dpcore.baselines.balcan17` — Balcan, Dick, Liang, Mou & Zhang (ICML 2017), the max-cover
+  paper's (003) baseline, with paper 003's NoisyAVG + DP-Lloyd correction.
 
-Balcan, Dick, Liang, Mou & Zhang (ICML 2017), the max-cover paper's baseline, is not implemented.
-
-Importing the package registers both as run-configuration mechanisms (``lsh_clustering``,
-``kv18_mean``) so that dashboard releases and ``dpcore run --config`` can name them.
+Importing the package registers them as run-configuration mechanisms (``lsh_clustering``,
+``kv18_mean``, ``balcan17_kmeans``) so that dashboard releases and ``dpcore run --config`` can
+name them.
 """
 
 from __future__ import annotations
 
 from dpcore import runconfig
+from dpcore.baselines.balcan17 import Balcan17KMeans
 from dpcore.baselines.kv18 import kv18_mean, kv18_mean_1d
 from dpcore.baselines.lsh_clustering import LSHClustering
 
-__all__ = ["LSHClustering", "kv18_mean", "kv18_mean_1d"]
+__all__ = ["Balcan17KMeans", "LSHClustering", "kv18_mean", "kv18_mean_1d"]
 
 for _mech in (
     runconfig.Mechanism(
@@ -29,6 +31,11 @@ for _mech in (
         "kv18_mean", kv18_mean, runconfig.function_runner({"mean": "estimate"})(kv18_mean),
         "KV18 Gaussian mean, coordinate-wise after a random rotation, ρ-zCDP (FriendlyCore's "
         "Fig. 5(3) baseline)", False),
+    runconfig.Mechanism(
+        "balcan17_kmeans", Balcan17KMeans,
+        runconfig.estimator_runner({"centers": "cluster_centers_"})(Balcan17KMeans),
+        "Balcan et al. (ICML 2017): private partitions + private local search, NoisyAVG recovery "
+        "and one DP Lloyd round (paper 003's baseline)"),
 ):
     if _mech.name not in runconfig.MECHANISMS:
         runconfig.register(_mech)

@@ -26,13 +26,14 @@ larger still).
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import special_ortho_group
 
-from dpcore.noise import gaussian_sigma_zcdp
-from dpcore.privacy import ZCDP, PureDP
+from dpcore.noise import add_gaussian, add_laplace, gaussian_sigma_zcdp
+from dpcore.privacy import ZCDP, PrivacyLeakWarning, PureDP
 from dpcore.rng import RNGLike, as_generator
 
 __all__ = ["KV18Result", "kv18_clip_width", "kv18_mean", "kv18_mean_1d"]
@@ -106,17 +107,19 @@ def kv18_mean_1d(
     n = x.size
     half = math.ceil(radius / sigma)
     counts = _bin_counts(x[:, None], sigma, half)[0]
-    noisy = counts + gen.laplace(scale=2.0 / (range_share * epsilon), size=counts.size)
+    noisy = add_laplace(counts, 2.0 / (range_share * epsilon), sensitivity=2.0, rng=gen)
     centre = (int(np.argmax(noisy)) - half) * sigma
     w = kv18_clip_width(n, sigma, beta)
     clipped = np.clip(x, centre - w, centre + w)
-    noise = gen.laplace(scale=2.0 * w / ((1.0 - range_share) * epsilon * n))
-    return KV18Result(np.array([clipped.mean() + noise]), np.array([centre]), PureDP(epsilon))
+    est = add_laplace(clipped.mean(), 2.0 * w / ((1.0 - range_share) * epsilon * n),
+                      sensitivity=2.0 * w / n, rng=gen)
+    return KV18Result(np.array([est]), np.array([centre]), PureDP(epsilon))
 
 
 def kv18_mean(
     X, *, rho: float, sigma: float = 1.0, radius: float, beta: float = 0.05,
-    range_share: float = 0.5, rotate: bool = True, rng: RNGLike = None,
+    range_share: float = 0.5, rotate: bool = True, n_public: int | None = None,
+    rng: RNGLike = None,
 ) -> KV18Result:
     """KV18 coordinate-wise after a random rotation, ρ-zCDP with Gaussian noise (module doc).
 
@@ -128,20 +131,35 @@ def kv18_mean(
         Total zCDP budget; ``range_share`` of it for the d histograms.
     rotate : bool
         Apply a uniformly random rotation first (data-independent; undone on the estimate).
+    n_public : int, optional
+        The public n (clip width and divisor). The released statistic is
+        ĉ + Σ(clip(y) − ĉ)/n_public, which a replaced row moves by ≤ 2w per coordinate and an
+        added or removed row by ≤ w, so the ρ holds for both neighbour notions (the histograms'
+        √(2d) also covers add/remove's √d); it equals the clipped mean when n_public = n. Default:
+        the data's own n (KV18's replace-one model, where n is public), with a
+        PrivacyLeakWarning saying so.
     """
     X = _check(X, sigma, radius, beta, 2, ("rho", rho), range_share)
     gen = as_generator(rng)
     n, d = X.shape
+    if n_public is None:
+        warnings.warn(f"n_public not given: KV18 uses the data's size n={n} as public (its "
+                      "replace-one model); pass n_public", PrivacyLeakWarning, stacklevel=2)
+    elif isinstance(n_public, bool) or int(n_public) != n_public or n_public < 1:
+        raise ValueError(f"n_public must be a positive integer, got {n_public!r}")
+    n_pub = n if n_public is None else int(n_public)
     Q = special_ortho_group.rvs(d, random_state=gen) if rotate and d > 1 else np.eye(d)
     Y = X @ Q
     half = math.ceil(radius / sigma)
     counts = _bin_counts(Y, sigma, half)
     # A replaced row moves two counts in each of the d histograms: joint ℓ2 sensitivity √(2d).
     s_hist = gaussian_sigma_zcdp(math.sqrt(2.0 * d), range_share * rho)
-    noisy = counts + gen.normal(scale=s_hist, size=counts.shape)
+    noisy = add_gaussian(counts, s_hist, sensitivity=math.sqrt(2.0 * d), rng=gen)
     centre = (np.argmax(noisy, axis=1) - half) * sigma
-    w = kv18_clip_width(n, sigma, beta)
+    w = kv18_clip_width(n_pub, sigma, beta)
     clipped = np.clip(Y, centre - w, centre + w)
-    s_mean = gaussian_sigma_zcdp(2.0 * w * math.sqrt(d) / n, (1.0 - range_share) * rho)
-    est = clipped.mean(axis=0) + gen.normal(scale=s_mean, size=d)
+    sens = 2.0 * w * math.sqrt(d) / n_pub
+    s_mean = gaussian_sigma_zcdp(sens, (1.0 - range_share) * rho)
+    est = add_gaussian(centre + (clipped - centre).sum(axis=0) / n_pub, s_mean, sensitivity=sens,
+                       rng=gen)
     return KV18Result(est @ Q.T, centre @ Q.T, ZCDP(rho))

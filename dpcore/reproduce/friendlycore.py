@@ -160,7 +160,7 @@ def figure5_vs_n(
             ball = R + math.sqrt(d) + 3.0  # covers N(μ, I) points with ‖μ‖ ≤ R w.h.p.
             g = gaussian_mean(X, rho=RHO, radius=ball, rng=gen).estimate
             errs.setdefault("Gaussian (ball R+√d+3)", []).append(float(np.linalg.norm(g)))
-            kv = kv18_mean(X, rho=RHO, sigma=1.0, radius=R, rng=gen).estimate
+            kv = kv18_mean(X, rho=RHO, sigma=1.0, radius=R, n_public=n, rng=gen).estimate
             errs.setdefault("KV18", []).append(float(np.linalg.norm(kv)))
             errs.setdefault("non-private mean", []).append(float(np.linalg.norm(X.mean(0))))
         rows += _rows({"n": n, "d": d, "R": R}, errs)

@@ -254,3 +254,37 @@ def test_dashboard_fit_is_the_run_configuration_and_the_door_charges_the_claim()
     assert door.ledger.entries[0].params["n_public"] == 300
     assert rel.guarantee == ApproxDP(1.0 * (1.0 + DEFAULT_ETA) ** 2, 1e-6)
     assert not rel.failed and rel.output["centers"].shape == (2, 2)
+
+
+def test_blocked_local_search_equals_the_whole_matrix():
+    """Memory bound (issue 14): distances in blocks must give the same swaps as the whole
+    (m, n) matrix. Catches a block that drops or double-counts points (a wrong ``step`` or a
+    sum of d1/d2 taken per block from the wrong columns)."""
+    gen = np.random.default_rng(3)
+    Y = gen.normal(size=(1001, 2))
+    C = gen.normal(size=(37, 2))
+    whole = private_local_search(Y, C, 4, epsilon=50.0, lam=8.0, n_swaps=5, rng=11)
+    blocked = private_local_search(Y, C, 4, epsilon=50.0, lam=8.0, n_swaps=5, rng=11,
+                                   max_cells=37 * 100 + 5)  # 11 blocks, the last one short
+    np.testing.assert_array_equal(whole[0], blocked[0])
+
+
+def test_candidate_cap_keeps_the_largest_noisy_counts_and_bounds_work():
+    """The cap is post-processing of released counts (never of the data) and follows the work
+    rule. Catches keeping the smallest counts, losing the root, or a cap that grows with n."""
+    from dpcore.baselines.balcan17 import auto_max_candidates, keep_candidates
+
+    C = np.arange(12, dtype=float).reshape(6, 2)
+    counts = np.array([np.inf, 5.0, 50.0, 1.0, 30.0, 7.0])
+    np.testing.assert_array_equal(keep_candidates(C, counts, 3), C[[0, 2, 4]])
+    assert keep_candidates(C, counts, None) is C
+    assert auto_max_candidates(10**7, 5) == 20  # 4k floor
+    assert auto_max_candidates(32_847, 5) > 570  # the cities sample at ε = 10 is not capped
+    assert auto_max_candidates(200_000, 5) * 6 * 200_000 <= 1.5e8
+    X = np.random.default_rng(0).normal(size=(20_000, 2)) * 0.3
+    m = Balcan17KMeans(5, epsilon=10.0, delta=1e-6, radius=2.0, n_public=20_000,
+                       max_candidates=30, rng=0).fit(X)
+    assert m.candidates_.shape[0] <= 30
+    with pytest.raises(ValueError, match="max_candidates"):
+        Balcan17KMeans(5, epsilon=1.0, delta=1e-6, radius=2.0, n_public=10,
+                       max_candidates=0).fit(X[:10])

@@ -64,6 +64,13 @@ per call: a larger share is clamped to 1/3 with a warning (as in MaxCoverKMeans)
   would cost 2ε'.
 * T = min(k, 20) swaps and k uniform initial candidates (with repetition), as in the code.
 * ``lloyd_rounds=1`` (paper 003; the code runs 3).
+
+**Engineering deviation**: the local search costs ~(T + 1)·m·n. The paper and the code keep every
+active cell, which at ε = 10 and n = 200,000 (2-d) is ~2,400 candidates, 100 s and 7.5 GB. By
+default (``max_candidates="auto"``) the candidates are capped from the public n and k so that
+the work stays ≤ 1.5·10⁸ (≈ 2 s at the ~14 ns a unit measured), keeping the cells with the
+largest released noisy counts (post-processing: no privacy cost), and the distances are held
+in blocks of bounded size.
 """
 
 from __future__ import annotations
@@ -164,13 +171,15 @@ def partition_levels(n_public: int) -> int:
 
 
 def private_partition(Y: np.ndarray, *, half_side: float, levels: int, eps_level: float,
-                      threshold: float, rng: RNGLike = None) -> np.ndarray:
+                      threshold: float, rng: RNGLike = None,
+                      return_counts: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Centres of the active cells of one private recursive partition (step 2), root included.
 
     The root cube is centred at 0 with half side ``half_side``. At every level each of the 2^p
     children of every active cell gets ``count + Lap(1/eps_level)`` and is active when that
     exceeds ``threshold``. A point lies in one child per level, so the counts of one level have
     ℓ1 sensitivity 1: ``levels`` levels cost ``levels · eps_level`` (basic composition).
+    With ``return_counts`` also the released noisy count of each centre (the root's is +inf).
     """
     gen = as_generator(rng)
     n, p = Y.shape
@@ -181,6 +190,7 @@ def private_partition(Y: np.ndarray, *, half_side: float, levels: int, eps_level
     centres = np.zeros((1, p))
     cell = np.zeros(n, dtype=np.int64)  # index of each point's active cell, −1: none
     out = [centres]
+    out_counts = [np.array([np.inf])]
     h = float(half_side)
     for _ in range(levels):
         live = cell >= 0
@@ -199,8 +209,11 @@ def private_partition(Y: np.ndarray, *, half_side: float, levels: int, eps_level
         cell[live] = remap[key]
         centres = new_centres
         out.append(centres)
+        out_counts.append(noisy[active])
         if centres.shape[0] == 0:
             break
+    if return_counts:
+        return np.vstack(out), np.concatenate(out_counts)
     return np.vstack(out)
 
 
@@ -209,6 +222,7 @@ def _swap_costs(D: np.ndarray, centre_ids: np.ndarray) -> np.ndarray:
 
     With d1, d2 the nearest and second-nearest current centres' distances and a the nearest's
     position: cost(i→j) = Σ_x min(D_j(x), d1(x)) + Σ_{x: a(x)=i} [min(D_j, d2) − min(D_j, d1)].
+    ``D`` is (m, n), or a block of its columns (the sums are additive over points).
     """
     k = centre_ids.size
     Dc = D[centre_ids]  # (k, n)
@@ -228,27 +242,44 @@ def _swap_costs(D: np.ndarray, centre_ids: np.ndarray) -> np.ndarray:
     return out
 
 
+def _distance_blocks(Y: np.ndarray, candidates: np.ndarray, max_cells: int):
+    """A function returning the (m, n) candidate-to-point squared distances as column blocks.
+
+    Held whole when m·n ≤ ``max_cells`` (computed once); otherwise recomputed per call in
+    blocks of ≤ ``max_cells`` entries, so memory stays O(max_cells) for any n (a whole
+    2386 × 200,000 matrix took 7.5 GB).
+    """
+    n, m = Y.shape[0], max(candidates.shape[0], 1)
+    step = max(1, int(max_cells) // m)
+    if step >= n:
+        D = squared_distances(Y, candidates).T
+        return lambda: (D,)
+    return lambda: (squared_distances(Y[s:s + step], candidates).T for s in range(0, n, step))
+
+
 def private_local_search(Y: np.ndarray, candidates: np.ndarray, k: int, *, epsilon: float,
-                         lam: float, n_swaps: int | None = None,
-                         rng: RNGLike = None) -> tuple[np.ndarray, int]:
+                         lam: float, n_swaps: int | None = None, rng: RNGLike = None,
+                         max_cells: int = 2**23) -> tuple[np.ndarray, int]:
     """Step 3: private local search over ``candidates`` (rows of R^p), ε-DP in total.
 
     ``n_swaps`` (default min(k, 20)) exponential-mechanism swaps and one final pick among the
-    recorded sets, each with ε/(n_swaps + 1) and score −cost: sensitivity ``lam``² (points and
-    candidates lie in a ball of diameter ``lam``), one-sided under add/remove (all costs grow
-    when a point is added), so weights exp(−ε'·cost/``lam``²). Returns the chosen candidate
-    indices (k, with repetition allowed) and the number of swaps.
+    recorded sets, each with ε/(n_swaps + 1) and score −cost (sensitivity ``lam``² under
+    add/remove: points and candidates lie in a ball of diameter ``lam``). Every candidate set's
+    cost grows by a point's distance to it (in [0, Λ²]) when the point is added: the scores move
+    in one direction between neighbours, so the one-sided mechanism exp(−ε'·cost/Λ²) is ε'-DP
+    (as the authors' code uses it). Returns the chosen candidate indices (k, with repetition
+    allowed) and the number of swaps. Memory: O(``max_cells``) floats beyond the data.
     """
     gen = as_generator(rng)
     T = min(k, 20) if n_swaps is None else int(n_swaps)
     m = candidates.shape[0]
     eps_step = epsilon / (T + 1)
     sens = float(lam) ** 2
-    D = squared_distances(Y, candidates).T  # (m, n)
+    blocks = _distance_blocks(Y, candidates, max_cells)
     ids = gen.integers(m, size=k)
     record, costs = [], []
     for _ in range(T):
-        new = _swap_costs(D, ids)  # (k, m)
+        new = sum(_swap_costs(D, ids) for D in blocks())  # (k, m)
         pick = exponential_mechanism(-new.ravel(), eps_step, sens, rng=gen, monotonic=True)
         ids = ids.copy()
         ids[pick // m] = pick % m
@@ -258,6 +289,30 @@ def private_local_search(Y: np.ndarray, candidates: np.ndarray, k: int, *, epsil
         return ids, 0
     chosen = exponential_mechanism(-np.asarray(costs), eps_step, sens, rng=gen, monotonic=True)
     return record[chosen], T
+
+
+def auto_max_candidates(n_public: int, k: int, n_swaps: int | None = None,
+                        work: float = 1.5e8) -> int:
+    """Default cap on the candidate set: the local search does ~(T + 1)·m·n work, kept ≤ ``work``.
+
+    From public n and k only (never at fewer than 4k, nor above 4096). The paper and the
+    authors' code keep every active cell; at ε = 10 and n = 200,000 that is ~2,400 candidates
+    and 100 s of local search, so this is an engineering cap, stated in the module doc.
+    """
+    T = min(k, 20) if n_swaps is None else int(n_swaps)
+    by_work = int(work / ((T + 1) * max(int(n_public), 1)))
+    return int(min(4096, max(4 * int(k), by_work)))
+
+
+def keep_candidates(centres: np.ndarray, noisy_counts: np.ndarray, limit: int | None) -> np.ndarray:
+    """The ``limit`` candidates with the largest released noisy counts (post-processing).
+
+    Ties (and the roots, whose count is +inf) keep their order; ``None`` keeps all.
+    """
+    if limit is None or centres.shape[0] <= limit:
+        return centres
+    order = np.argsort(-noisy_counts, kind="stable")[: int(limit)]
+    return centres[np.sort(order)]
 
 
 def _laplace_averages(X: np.ndarray, labels: np.ndarray, k: int, *, radius: float,
@@ -305,6 +360,10 @@ class Balcan17KMeans:
         Randomly shifted partitions besides the unshifted one (the code's T = 2).
     n_swaps : int, optional
         Local-search swaps; default min(k, 20).
+    max_candidates : int, "auto" or None
+        Cap on the candidate set, keeping the cells with the largest released noisy counts
+        (post-processing): "auto" = :func:`auto_max_candidates` (local-search work ≤ 1.5·10⁸
+        from the public n and k), None = every active cell as in the paper.
     recovery : {"noisyavg", "laplace"}
         Paper 003's corrected NoisyAVG (default) or the paper's Laplace average (noisy count).
     lloyd_rounds : int
@@ -327,7 +386,9 @@ class Balcan17KMeans:
     def __init__(self, n_clusters: int, *, epsilon: float, delta: float, radius: float,
                  n_public: int | None = None, proj_dim: int | None = None, n_shifts: int = 2,
                  n_swaps: int | None = None, recovery: str = "noisyavg", lloyd_rounds: int = 1,
-                 budget_split: Mapping[str, float] | None = None, rng: RNGLike = None) -> None:
+                 budget_split: Mapping[str, float] | None = None,
+                 max_candidates: int | str | None = "auto", rng: RNGLike = None) -> None:
+        self.max_candidates = max_candidates
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.delta = delta
@@ -360,6 +421,8 @@ class Balcan17KMeans:
                              f"cell), got {self.proj_dim!r}")
         count("n_shifts", self.n_shifts, 0)
         count("n_swaps", self.n_swaps, 0, none_ok=True)
+        if self.max_candidates != "auto":
+            count("max_candidates", self.max_candidates, 1, none_ok=True)
         count("lloyd_rounds", self.lloyd_rounds, 0)
         for name in ("epsilon", "radius"):
             v = getattr(self, name)
@@ -407,13 +470,18 @@ class Balcan17KMeans:
         L = partition_levels(n_pub)
         eps_level = budget.eps_candidates / (parts * L)
         gamma = 2.0 * math.log(max(n_pub, 2)) / eps_level
-        cands = []
+        cands, noisy = [], []
         for s in range(parts):
             shift = np.zeros(p) if s == 0 else gen.uniform(-r_p / 2, r_p / 2, size=p)
-            c = private_partition(Y + shift, half_side=r_p, levels=L, eps_level=eps_level,
-                                  threshold=gamma, rng=gen)
+            c, nc = private_partition(Y + shift, half_side=r_p, levels=L, eps_level=eps_level,
+                                      threshold=gamma, rng=gen, return_counts=True)
             cands.append(c - shift)
-        C = clip_to_ball(np.unique(np.vstack(cands), axis=0), r_p)  # post-processing
+            noisy.append(nc)
+        # post-processing of released cells: drop duplicates, keep the best-supported ones
+        C, first = np.unique(np.vstack(cands), axis=0, return_index=True)
+        limit = (auto_max_candidates(n_pub, k, self.n_swaps) if self.max_candidates == "auto"
+                 else self.max_candidates)
+        C = clip_to_ball(keep_candidates(C, np.concatenate(noisy)[first], limit), r_p)
         # Step 3: private local search (Λ = 2 r_p bounds point–candidate distances).
         ids, _ = private_local_search(Y, C, k, epsilon=budget.eps_local_search, lam=2 * r_p,
                                       n_swaps=self.n_swaps, rng=gen)

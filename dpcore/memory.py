@@ -31,15 +31,21 @@ _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
 _M_ARENA_MAX = -8
 
-#: What :func:`tune_allocator` sets. A block of 4 MiB or more (a 32,768 × 16 float64 array)
-#: gets its own mapping, unmapped on free; the heap top is trimmed past 8 MiB free (twice the
-#: mmap threshold, glibc's own ratio); at most 2 arenas per process (the machine's two cores;
-#: threads share them). Fixing the thresholds switches off glibc's dynamic raising of them.
-#: A 256 KiB or 1 MiB threshold made max-cover k-means on the cities sample ~2x slower (every
-#: 1-4 MiB temporary a fresh mapping, zeroed page by page); 4 MiB kept its speed.
+#: What :func:`tune_allocator` sets. A block of 256 KiB or more (a 32,768-row float64 column)
+#: gets its own mapping, unmapped on free; the heap top is trimmed past 512 KiB free (twice the
+#: mmap threshold, glibc's own ratio); at most 2 arenas per process (threads share them; CPython
+#: allocates under the GIL anyway). Fixing the thresholds switches off glibc's dynamic raising.
+#:
+#: Measured on the 8-session load test (``tests/e2e/test_hostile_e2e.py``, 2 cores, load 8-15):
+#: with these settings RSS came back to +4.2 %, +5.9 %, +6.9 % of its start; with a 4 MiB
+#: threshold (the 1-4 MiB temporaries of the fits then stay on the heap) +29.5 % and +25.6 %.
+#: The price: a fit that allocates many 0.25-4 MiB temporaries pays a fresh zeroed mapping for
+#: each; max-cover k-means on the cities sample (k = 20) ran 2.3x slower (1.0-1.5 s -> 2.4-3.5
+#: s), DP-Lloyd and k-means were unchanged within noise. Only the dashboard server calls this;
+#: the command line and the Python API keep glibc's defaults.
 ALLOCATOR_SETTINGS: dict[str, int] = {
-    "mmap_threshold": 4 * 1024 * 1024,
-    "trim_threshold": 8 * 1024 * 1024,
+    "mmap_threshold": 256 * 1024,
+    "trim_threshold": 512 * 1024,
     "arena_max": 2,
 }
 
@@ -68,8 +74,8 @@ def tune_allocator() -> bool:
     Call it early (before the threads that allocate start): an arena already created stays.
     """
     libc = _glibc()
-    if libc is None:
-        return False
+    if libc is None or os.environ.get("DPCORE_MALLOC_TUNING", "1") == "0":
+        return False  # DPCORE_MALLOC_TUNING=0: glibc's defaults (or its MALLOC_* variables)
     s = ALLOCATOR_SETTINGS
     return all(libc.mallopt(param, value) == 1 for param, value in (
         (_M_MMAP_THRESHOLD, s["mmap_threshold"]),

@@ -37,8 +37,9 @@ _M_ARENA_MAX = -8
 #: allocates under the GIL anyway). Fixing the thresholds switches off glibc's dynamic raising.
 #:
 #: Measured on the 8-session load test (``tests/e2e/test_hostile_e2e.py``, 2 cores, load 8-15):
-#: with these settings RSS came back to +4.2 %, +5.9 %, +6.9 % of its start; with a 4 MiB
-#: threshold (the 1-4 MiB temporaries of the fits then stay on the heap) +29.5 % and +25.6 %.
+#: with these settings RSS came back to +4.2, +5.9, +6.9, +6.0, +8.0, +7.5 % of its start (the
+#: last four with a second load test running); with a 4 MiB threshold (the fits' 1-4 MiB
+#: temporaries then stay on the heap) +29.5 and +25.6 %; with glibc's defaults +28.9 %.
 #: The price: a fit that allocates many 0.25-4 MiB temporaries pays a fresh zeroed mapping for
 #: each; max-cover k-means on the cities sample (k = 20) ran 2.3x slower (1.0-1.5 s -> 2.4-3.5
 #: s), DP-Lloyd and k-means were unchanged within noise. Only the dashboard server calls this;

@@ -31,6 +31,7 @@ from pages._common import (
     is_release_mode,
     ledger,
 )
+from pages._lifecycle import start_reaper
 
 ROOT = Path(__file__).resolve().parent
 
@@ -209,6 +210,7 @@ st.set_page_config(page_title="dpcore: private clustering explorer", page_icon="
                    layout="wide")
 url_messages = clean_url()
 init_state()
+start_reaper()  # once per server: closed sessions' memory goes back (pages/_lifecycle.py)
 for _msg in url_messages:
     st.warning(md_text(_msg), icon=":material/link_off:")
 nav = st.navigation(navigation_pages())

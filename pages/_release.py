@@ -20,7 +20,8 @@ import streamlit as st
 
 from dpcore.privacy import BudgetExceededError
 from dpcore.release import PROXY_ROWS, Release, ReleaseDoor, ReleaseRefused
-from dpcore.text import md_text
+from dpcore.runconfig import POINT_OUTPUTS, release_frame
+from dpcore.text import csv_safe_frame, md_text
 
 
 def door_or_stop() -> ReleaseDoor:
@@ -133,9 +134,13 @@ def show_releases(page: str, door: ReleaseDoor, *, plane: Sequence[str] | None =
                 ball=(door.description.center_array()[:2], float(door.radius))
                 if lo_hi is None and door.d == 2 else None)
             _show(fig, f"dpout_{page}_fig")
-            frame = pd.concat([pd.DataFrame(v, columns=cols).assign(release=k)
-                               for k, v in centres.items()])
-            st.download_button("Released values (CSV)", frame.to_csv(index=False),
+            # the CLI's layout (dpcore.runconfig.release_frame): table units and columns, the
+            # release's label and guarantee; a declined release (⊥) is a row of empty cells
+            frame = pd.concat([release_frame(
+                {"centers": None} if r.failed else
+                {n: door.to_table_units(v) for n, v in r.output.items() if n in POINT_OUTPUTS},
+                cols, r.label, r.guarantee) for r in rels], ignore_index=True)
+            st.download_button("Released values (CSV)", csv_safe_frame(frame).to_csv(index=False),
                                file_name=f"{page}_release.csv", mime="text/csv",
                                key=f"dpout_{page}_csv", on_click="ignore",
                                icon=":material/download:")

@@ -15,6 +15,7 @@ from dpcore.advice import (
 )
 from dpcore.cancel import checkpoint
 from dpcore.evaluate import normalized_kmeans_cost
+from dpcore.runconfig import release_frame
 from dpcore.sweeps import clustering_algorithms, fit_algorithm, unavailable_algorithms
 from dpcore.text import md_text
 from pages._common import (
@@ -173,12 +174,16 @@ fig = plots.centers_figure(
     note=EXPLORE_NOTE, seed=seed, box=box)
 show(fig, "clu_fig")
 new_draw_button("clustering")
-centres = [pd.DataFrame(to_table_units(ds, o.centers), columns=ds.columns).assign(
-    algorithm=o.algorithm) for o in outs if o.centers is not None]
+# the CLI's layout (dpcore run --out x.csv): table units and columns, the mechanism's name (as
+# its run configuration writes it; a non-private baseline keeps its own name), the guarantee
+centres = [release_frame({"centers": to_table_units(ds, o.centers)}, ds.columns,
+                         algorithms[o.algorithm].mechanism or o.algorithm, o.guarantee)
+           for o in outs if o.centers is not None]
 d1, d2 = st.columns(2)
 with d1:
     if centres:
-        download_csv(pd.concat(centres), "centers.csv", "clu_centers_csv", label="Centres (CSV)")
+        download_csv(pd.concat(centres, ignore_index=True), "centers.csv", "clu_centers_csv",
+                     label="Centres (CSV)")
 with d2:
     download_csv(table, "clustering_comparison.csv", "clu_table_csv", label="Table (CSV)")
 with st.expander("Run configurations (JSON), Python scripts and notebooks, one per DP algorithm"):

@@ -17,6 +17,7 @@ from dpcore import plots
 from dpcore.advice import noise_verdict
 from dpcore.evaluate import normalized_kmeans_cost
 from dpcore.lloyd import DPLloyd
+from dpcore.runconfig import release_frame
 from pages._common import (
     EXPLORE_NOTE,
     config_for,
@@ -24,7 +25,6 @@ from pages._common import (
     init_state,
     is_release_mode,
     keep,
-    matrix_frame,
     new_draw_button,
     projection,
     require_dataset,
@@ -143,8 +143,8 @@ new_draw_button("importance")
 config = config_for("dplloyd", params, ds, seed)
 d1, d2 = st.columns(2)
 with d1:
-    download_csv(matrix_frame(C, ds.columns), "dplloyd_centers.csv", "imp_centers_csv",
-                 label="Centres (CSV)")
+    download_csv(release_frame({"centers": C}, ds.columns, "dplloyd", out["guarantee"]),
+                 "dplloyd_centers.csv", "imp_centers_csv", label="Centres (CSV)")
 with d2:
     weights = pd.DataFrame({"row": np.arange(ds.n), "q": q, "weight": 1.0 / q,
                             "sampled": np.isin(np.arange(ds.n), idx), "individual_epsilon": psi})

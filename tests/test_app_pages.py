@@ -4,10 +4,12 @@ releases recorded (and refused over budget), run configurations that re-run to t
 
 from __future__ import annotations
 
+import io
 import json
 import time
 
 import numpy as np
+import pandas as pd
 import pytest
 from apptest_helpers import (
     capture_downloads,
@@ -57,6 +59,7 @@ def test_importance_page_figure1_and_config_reproduces_centres(monkeypatch):
     assert cfg is None
     from dpcore.datasets import load_sample
     from dpcore.runconfig import run_config
+    from dpcore.text import csv_safe_frame
 
     # the configuration the page offers re-runs to the very same centres from Python
     params = {"n_clusters": 5, "epsilon": 1.0, "radius": pytest.approx(201.246, abs=1e-3)}
@@ -66,8 +69,18 @@ def test_importance_page_figure1_and_config_reproduces_centres(monkeypatch):
     assert {k: config["params"][k] for k in params} == params
     result = run_config(config, load_sample("cities"))
     np.testing.assert_allclose(result.released["centers"], C_page, rtol=1e-5, atol=1e-4)
+    # the page's centre CSV is the CLI's file (``dpcore run --config … --out x.csv``): same
+    # layout (table units, column names, algorithm, guarantee), same rows; catches a download
+    # that drifts back to bare coordinates or centred units, or names the algorithm differently
     centres_csv = downloads["imp_centers_csv"].splitlines()
-    assert centres_csv[0] == "longitude,latitude" and len(centres_csv) == 6
+    assert centres_csv[0] == "longitude,latitude,algorithm,guarantee" and len(centres_csv) == 6
+    app = pd.read_csv(io.StringIO(downloads["imp_centers_csv"]))
+    cli = pd.read_csv(io.StringIO(csv_safe_frame(result.to_frame()).to_csv(index=False)))
+    assert app.columns.tolist() == cli.columns.tolist()
+    assert app[["algorithm", "guarantee"]].equals(cli[["algorithm", "guarantee"]])
+    assert set(app["algorithm"]) == {"dplloyd"} and set(app["guarantee"]) == {str(result.guarantee)}
+    np.testing.assert_allclose(app[["longitude", "latitude"]], cli[["longitude", "latitude"]],
+                               rtol=1e-9, atol=1e-9)
 
 
 def test_importance_rerun_reuses_noise_and_new_draw_changes_it():
@@ -110,6 +123,26 @@ def test_release_mode_records_and_refuses_over_budget():
     spec = figure_specs(at)[0]
     assert "data" not in [t["name"] for t in spec["data"]]  # no data points in release mode
     assert all(t["type"] in ("scatter", "scattergl") for t in spec["data"])  # centres only
+
+
+def test_release_mode_csv_has_the_cli_layout(monkeypatch):
+    """The released-values CSV of release mode is written like the CLI's: table units (the
+    declared centre added back) under the table's column names, then the release's label and
+    its guarantee. Catches a download in centred units, one without the guarantee, and the
+    older ``release`` column."""
+    downloads = capture_downloads(monkeypatch)
+    at, _ = _page("pages/importance.py", {"mode": "release", "eps": "3.0"})
+    at.button(key="importance_release").click().run()
+    assert not at.exception and not errors(at)
+    rel = at.session_state["releases"]["importance"][0]
+    door = _door(at)
+    frame = pd.read_csv(io.StringIO(downloads["dpout_importance_csv"]))
+    cols = list(door.description.columns)
+    assert frame.columns.tolist() == [*cols, "algorithm", "guarantee"]
+    np.testing.assert_allclose(frame[cols], door.to_table_units(rel.output["centers"]),
+                               rtol=1e-12, atol=1e-9)
+    assert set(frame["algorithm"]) == {rel.label}
+    assert set(frame["guarantee"]) == {str(rel.guarantee)}
 
 
 def test_clustering_page_table_and_overlay():
@@ -286,7 +319,9 @@ def test_mixture_config_reruns_from_its_source_alone(monkeypatch):
     from dpcore.runconfig import run_config
 
     result = run_config(config)  # no data passed: regenerated from data.source
-    C_page = np.loadtxt(downloads["imp_centers_csv"].splitlines()[1:], delimiter=",")
+    # the CSV's coordinate columns (it also has algorithm and guarantee columns)
+    C_page = pd.read_csv(io.StringIO(downloads["imp_centers_csv"])).drop(
+        columns=["algorithm", "guarantee"]).to_numpy()
     np.testing.assert_allclose(result.released["centers"], C_page, rtol=1e-6, atol=1e-6)
 
 

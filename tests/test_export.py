@@ -55,7 +55,10 @@ def test_importance_page_script_and_notebook_reproduce_the_centres(monkeypatch, 
     at = new_app({"sampler": "coreset", "seed": "3"})
     at.switch_page("pages/importance.py").run()
     assert not at.exception and not errors(at)
-    app = pd.read_csv(io.StringIO(downloads["imp_centers_csv"]))
+    app = pd.read_csv(io.StringIO(downloads["imp_centers_csv"]))  # the CLI's layout
+    assert app.columns.tolist() == ["longitude", "latitude", "algorithm", "guarantee"]
+    assert set(app["algorithm"]) == {"dplloyd"}
+    app = app.drop(columns=["algorithm", "guarantee"])
     for got in (_run_script(downloads["imp_config_py"], tmp_path),
                 _run_notebook(downloads["imp_config_nb"], tmp_path)):
         assert set(got["output"]) == {"centers"}
@@ -75,7 +78,14 @@ def test_upload_with_public_bounds_script_reproduces_clustering(monkeypatch, tmp
     at.switch_page("pages/clustering.py").run()
     assert not at.exception and not errors(at)
     app = pd.read_csv(io.StringIO(downloads["clu_centers_csv"]))
-    app = app[app["algorithm"] == "DP-Lloyd"].drop(columns="algorithm")
+    # the CLI's layout: the table's columns, then the mechanism's name (a baseline keeps its
+    # own) and the guarantee (empty for the non-private baseline)
+    assert app.columns.tolist() == [*frame.columns[:4], "algorithm", "guarantee"]
+    assert "k-means (non-private)" in set(app["algorithm"])
+    assert app.loc[app["algorithm"] == "k-means (non-private)", "guarantee"].isna().all()
+    dpl = app[app["algorithm"] == "dplloyd"]
+    assert len(dpl) == 3 and dpl["guarantee"].str.contains("ε").all()
+    app = dpl.drop(columns=["algorithm", "guarantee"])
     script = downloads["clu_cfg_0_py"]
     assert "DESCRIPTION" in script and "apply_description" in script
     got = _run_script(script, tmp_path, "iris.csv")

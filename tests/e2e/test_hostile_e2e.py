@@ -6,8 +6,8 @@
   the file appears (a link rendered from a name).
 * ``test_superseded_runs_stop_and_memory_returns``: 8 concurrent sessions each start a long
   Clustering run, supersede it and close; fails if the server keeps burning CPU 2 s after the
-  last session closed (orphaned fit threads), if its thread count does not come back, or if its
-  RSS stays more than 10 % above the level before the sessions.
+  last session closed (orphaned fit threads), or if its RSS is more than 10 % above the level
+  before the sessions once Streamlit's reconnection window (``disconnectedSessionTTL``) is over.
 """
 
 from __future__ import annotations
@@ -15,10 +15,13 @@ from __future__ import annotations
 import os
 import re
 import time
+import tomllib
 
 import psutil
 import pytest
-from e2e_helpers import assert_no_errors, serve, wait_ready
+from e2e_helpers import ROOT, assert_no_errors, serve, wait_ready
+
+from pages._lifecycle import REAP_SECONDS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
@@ -86,6 +89,12 @@ def own_server():
     gen.close()
 
 
+def _session_ttl() -> float:
+    """``server.disconnectedSessionTTL`` of the app's ``.streamlit/config.toml``."""
+    with open(ROOT / ".streamlit" / "config.toml", "rb") as f:
+        return float(tomllib.load(f)["server"].get("disconnectedSessionTTL", 120))
+
+
 def _settle(proc: psutil.Process, seconds: float = 1.0) -> float:
     """The server's CPU use (fraction of one core) over ``seconds``."""
     t0 = sum(proc.cpu_times()[:2])
@@ -96,7 +105,7 @@ def _settle(proc: psutil.Process, seconds: float = 1.0) -> float:
 def _busy_threads(proc: psutil.Process, seconds: float = 1.0, min_cpu: float = 0.1) -> int:
     """Threads of the server that used more than ``min_cpu`` of a core over ``seconds``: a fit
     thread that was not cancelled burns a core; idle session threads (Streamlit keeps a closed
-    session for 2 min) do not."""
+    session for disconnectedSessionTTL seconds) do not."""
     t0 = {t.id: t.user_time + t.system_time for t in proc.threads()}
     time.sleep(seconds)
     t1 = {t.id: t.user_time + t.system_time for t in proc.threads()}
@@ -148,13 +157,17 @@ def test_superseded_runs_stop_and_memory_returns(own_server, browser):
     after_cpu = _settle(proc, 2.0)
     after_threads = proc.num_threads()
     after_busy = _busy_threads(proc)
-    # DPCORE_LOAD_SETTLE_S=150 outlasts Streamlit's 2-minute keep of disconnected sessions
-    time.sleep(float(os.environ.get("DPCORE_LOAD_SETTLE_S", "5")))
+    soon_rss = proc.memory_info().rss  # closed tabs still kept for reconnection
+    # the sessions are kept for reconnection for disconnectedSessionTTL seconds, then the
+    # reaper (pages/_lifecycle.py, every REAP_SECONDS) shuts them down and trims the allocator
+    time.sleep(max(0.0, _session_ttl() + 2 * REAP_SECONDS + 1 - (time.monotonic() - closed)))
     after_rss = proc.memory_info().rss
     report = (f"server CPU: idle {base_cpu:.2f}, busy {busy_cpu:.2f}, 2 s after closing "
               f"{after_cpu:.2f} core(s); threads: {base_threads} → {busy_threads} → "
               f"{after_threads} ({after_busy} busy); RSS {base_rss / 2**20:.0f} → "
-              f"{after_rss / 2**20:.0f} MiB")
+              f"{soon_rss / 2**20:.0f} MiB ≈ 5 s after closing → {after_rss / 2**20:.0f} MiB "
+              f"after the {_session_ttl():.0f} s reconnection window "
+              f"({after_rss / base_rss - 1:+.1%}); load {os.getloadavg()[0]:.1f}")
     print(report)
     # the runs did run (else the test proves nothing): an idle server uses ~0.00 of a core; a fit
     # gets 0.36–1.0 depending on what else the 2 cores run (the suite runs two workers)
@@ -163,10 +176,9 @@ def test_superseded_runs_stop_and_memory_returns(own_server, browser):
     # no orphaned fit thread: none burns CPU 4 s after closing (a thread that stayed but idles is
     # a closed session Streamlit keeps for reconnection; measured 15 → 22 → 19 under load ≈ 10)
     assert after_busy == 0, report
-    if after_rss > 1.10 * base_rss:
-        # Measured 258 → 338 MiB (+31 %) 5 s after closing and 258 → 326 MiB (+26 %) 150 s after
-        # (DPCORE_LOAD_SETTLE_S=150), on a loaded 2-core machine. Streamlit
-        # keeps a disconnected session's state for reconnection (MemorySessionStorage, TTL
-        # 2 min), and freed Python memory is not always returned to the OS. The issue's 10 %
-        # target is not met within the test's time: reported, not loosened.
-        pytest.xfail(f"RSS not back within 10 % of its start after closing: {report}")
+    # Issue 14: memory returns within 10 % of its start once the sessions are closed. Before
+    # the reaper and the allocator settings (dpcore.memory) it stayed +26 % after 150 s:
+    # expired sessions were never dropped, freed fit temporaries stayed in malloc's arenas
+    # (with a 4 MiB mmap threshold, or 1 arena and glibc's dynamic thresholds: +23 to +30 %).
+    # The base is taken 3 s after the warm-up tab closed, so it includes that one kept session.
+    assert after_rss <= 1.10 * base_rss, report

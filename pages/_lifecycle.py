@@ -128,9 +128,22 @@ def _reap_forever() -> None:
             _LOG.debug("session reaper pass failed", exc_info=True)
 
 
+def _real_server() -> bool:
+    """True in a Streamlit server; False under AppTest (its Runtime is a mock), so tests in
+    the same process keep glibc's defaults (the tuning slows max-cover ~2×, see dpcore.memory)."""
+    from streamlit.runtime import Runtime
+
+    return Runtime.exists() and isinstance(Runtime.instance(), Runtime)
+
+
 def start_reaper() -> bool:
-    """Tune the allocator and start the reaper thread (idempotent); True if started now."""
+    """Tune the allocator and start the reaper thread (idempotent); True if started now.
+
+    Does nothing outside a real server (AppTest).
+    """
     global _thread
+    if not _real_server():
+        return False
     with _started:
         if _thread is not None and _thread.is_alive():
             return False

@@ -300,7 +300,8 @@ def auto_max_candidates(n_public: int, k: int, n_swaps: int | None = None,
     and 100 s of local search, so this is an engineering cap, stated in the module doc.
     """
     T = min(k, 20) if n_swaps is None else int(n_swaps)
-    by_work = int(work / ((T + 1) * max(int(n_public), 1)))
+    n = min(max(int(n_public), 1), 10**18)  # an int beyond float range (fuzz) caps at the floor
+    by_work = int(work / ((T + 1) * n))
     return int(min(4096, max(4 * int(k), by_work)))
 
 

@@ -181,7 +181,7 @@ def test_top_up_equals_a_run_with_all_repetitions(tmp_path):
     key = ["sampler", "m", "epsilon", "rep"]
 
     def tidy(df):
-        return df.sort_values(key).reset_index(drop=True)[key + ["cost", "sample"]]
+        return df.sort_values(key).reset_index(drop=True)[[*key, "cost", "sample"]]
 
     pd.testing.assert_frame_equal(tidy(topped), tidy(full))
     pd.testing.assert_frame_equal(tidy(pd.read_csv(save)), tidy(full))

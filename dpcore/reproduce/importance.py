@@ -66,6 +66,7 @@ from dpcore.importance import (
 from dpcore.lloyd import dp_lloyd, lloyd_statistics, random_ball_centers
 from dpcore.noise import laplace, sample_l2_exponential
 from dpcore.privacy import PrivacyLeakWarning
+from dpcore.reproduce._figures import METHOD_COLORS
 from dpcore.reproduce._report import report_dir
 from dpcore.rng import RNGLike, as_generator
 
@@ -95,8 +96,8 @@ M_FIG4 = (5000, 10000, 15000, 20000, 50000, 75000)
 EPS_FIG4 = (3.0, 100.0)
 K, T = 25, 10
 LABEL = {"uniform": "unif", "coreset": "core", "privacy": "opt", None: "full"}
-#: The paper's plot colours (colour-blind palette, prior_art §1).
-PAPER_COLORS = {"unif": "#0072B2", "core": "#009E73", "opt": "#E69F00", "full": "#555555"}
+#: The paper's plot colours (colour-blind palette, prior_art §1), as in the reports' table.
+PAPER_COLORS = {k: METHOD_COLORS[k] for k in ("unif", "core", "opt", "full")}
 ROOT = REPO_ROOT
 
 

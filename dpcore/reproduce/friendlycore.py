@@ -611,9 +611,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.top_up:
             raw_dir = out / "figures"
             raw_dir.mkdir(parents=True, exist_ok=True)
-            t = time.perf_counter()
+            t, before = time.perf_counter(), sum(len(df) for df in raw.values())
             raw = top_up(raw, 30, seed=args.seed, save=raw_dir, progress=True)
-            timings["top-up of Figs. 6 / 7 left"] = time.perf_counter() - t
+            if sum(len(df) for df in raw.values()) > before:  # else: nothing was missing
+                timings["top-up of Figs. 6 / 7 left"] = time.perf_counter() - t
             command += " --top-up"
     else:
         raw = run_all(args.quick, args.seed, timings)

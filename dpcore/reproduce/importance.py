@@ -4,7 +4,8 @@ Regenerates the paper's Figure 2 (Laplace weighted sum), Figures 3/4 on Covertyp
 of sampled DP-Lloyd versus ε and versus m), a Table-2 style timing table, and a claim-by-claim
 comparison with spec ``../shared/spec/importance_sampling.md`` §7 (C1–C11)::
 
-    python -m dpcore.reproduce.importance            # full run (≈ an hour on 2 busy cores)
+    python -m dpcore.reproduce.importance            # full run (≈ an hour of one idle core,
+                                                     # hours niced on the shared machine)
     python -m dpcore.reproduce.importance --quick    # a few minutes, smaller grid
     python -m dpcore.reproduce.importance --from-runs docs/reproduction/figures --top-up
                                                      # add missing repetitions to saved runs

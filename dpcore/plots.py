@@ -80,6 +80,7 @@ DASHBOARD_METHODS: dict[str, tuple[str, str]] = {
     "Max-cover k-means": ("maxcover", "cross"),
     "FriendlyCore k-means": ("FC_Clustering", "triangle-up"),
     "diffprivlib KMeans (reference)": ("diffprivlib", "square"),
+    "Balcan et al. 2017 (paper 003's baseline)": ("balcan", "hexagon"),  # the max-cover report's
     "k-means (non-private)": ("lloyd", "circle-open"),
     "DP-Lloyd centres": ("dplloyd", "x"),
     "FriendlyCore private mean": ("FC_Avg", "x"),

@@ -56,9 +56,13 @@ bench: $(STAMP)
 ## Regenerate the four reports in docs/reproduction at the papers' repetition counts (50 for
 ## importance Figs. 3/4 and FriendlyCore Fig. 5, 30 for FriendlyCore Figs. 6-7, 5 for max-cover).
 ## Measured on this 2-core machine (1-min load 1 to 20 while six others worked): importance
-## Covertype 108 s per 4 repetitions at load ~1 (50 reps ~25 min), gas 50 reps ~7 min, MNIST not
-## measured (estimate ~1 h); FriendlyCore Fig. 5 ~3 min idle, Figs. 6-7 ~1 h; max-cover ~50 min;
-## sensitivity ~8 min idle (24 min at load 16). About 3-3.5 h idle, far longer under load.
+## Covertype 108 s per 4 repetitions at load ~1; CPU time ~4 min per 10 repetitions of its 104
+## cells (50 reps ~20 min of one idle core; 30 added reps took 61 min niced at load 6-16), gas
+## 50 reps ~7 min, MNIST ~6 min of CPU per 10 repetitions (50 reps ~30 min of one idle core;
+## 10 took 55 min niced at load 10-16); FriendlyCore Fig. 5 ~3 min idle, Figs. 6-7 ~1 h;
+## max-cover ~50 min; sensitivity ~8 min idle (24 min at load 16). About 3.5 h idle, far longer
+## under load. Runs are saved per repetition: `python -m dpcore.reproduce.importance --from-runs
+## docs/reproduction/figures --top-up` (friendlycore: --from-raw ... --top-up) adds missing ones.
 ## `make reproduce-quick` writes small versions to a scratch folder, not to the reports.
 reproduce: $(STAMP)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python -m dpcore.cli reproduce all

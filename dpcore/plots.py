@@ -13,7 +13,9 @@ from a Chromium screenshot in ``tests/e2e/test_visible_centres.py``).
 
 Encodings never depend on selection order or on the run: :func:`algorithm_style` gives each
 algorithm (or named output) one colour and marker everywhere, and :data:`KEPT_COLOR` /
-:data:`REMOVED_COLOR` colour FriendlyCore's kept / removed points.
+:data:`REMOVED_COLOR` colour FriendlyCore's kept / removed points. Method colours come from the
+reports' table (:data:`dpcore.reproduce._figures.METHOD_COLORS`, see :data:`DASHBOARD_METHODS`),
+so the dashboard and the reproduction reports draw a method in the same colour.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from dpcore.reproduce._figures import method_color
 from dpcore.ui_state import MAX_SCATTER_POINTS, subsample_indices
 
 __all__ = [
@@ -67,34 +70,49 @@ class Style:
     symbol: str
 
 
-#: One fixed style per algorithm / output the dashboard draws; every page reads it from here.
-STYLES: dict[str, Style] = {
-    "DP-Lloyd": Style("#d62728", "x"),
-    "DP-Lloyd + coreset sampling": Style("#1f6feb", "star"),
-    "DP-Lloyd + privacy-constrained sampling": Style("#2ca02c", "diamond"),
-    "Max-cover k-means": Style("#9467bd", "cross"),
-    "FriendlyCore k-means": Style("#ff7f0e", "triangle-up"),
-    "diffprivlib KMeans (reference)": Style("#8c564b", "square"),
-    "k-means (non-private)": Style("#111111", "circle-open"),
-    "DP-Lloyd centres": Style("#d62728", "x"),
+#: The dashboard's algorithms and method-specific outputs: (name in the reports, marker). The
+#: colour is the reports' :data:`dpcore.reproduce._figures.METHOD_COLORS` entry of that name, the
+#: one colour table of dpcore, so a method has the same colour on every page and in every report.
+DASHBOARD_METHODS: dict[str, tuple[str, str]] = {
+    "DP-Lloyd": ("dplloyd", "x"),
+    "DP-Lloyd + coreset sampling": ("core", "star"),
+    "DP-Lloyd + privacy-constrained sampling": ("opt", "diamond"),
+    "Max-cover k-means": ("maxcover", "cross"),
+    "FriendlyCore k-means": ("FC_Clustering", "triangle-up"),
+    "diffprivlib KMeans (reference)": ("diffprivlib", "square"),
+    "Balcan et al. 2017 (paper 003's baseline)": ("balcan", "hexagon"),  # the max-cover report's
+    "k-means (non-private)": ("lloyd", "circle-open"),
+    "DP-Lloyd centres": ("dplloyd", "x"),
+    "FriendlyCore private mean": ("FC_Avg", "x"),
+    "true mean (not private)": ("non-private mean", "circle-open"),
+    "private per-position averages": ("FC_Clustering", "diamond"),
+}
+#: Outputs that are not one method's (generic released centres / means, FriendlyCore's tuple
+#: core): fixed encodings of the dashboard.
+_OUTPUT_STYLES: dict[str, Style] = {
     "DP centres": Style("#d62728", "x"),
     "private mean": Style("#d62728", "x"),
-    "FriendlyCore private mean": Style("#d62728", "x"),
-    "true mean (not private)": Style("#111111", "circle-open"),
     "final centres": Style("#d62728", "x"),
-    "private per-position averages": Style("#9467bd", "diamond"),
     "tuple centres kept (tuple core)": Style(KEPT_COLOR, "circle"),
     "tuple centres removed": Style(REMOVED_COLOR, "circle"),
+}
+#: One fixed style per algorithm / output the dashboard draws; every page reads it from here.
+STYLES: dict[str, Style] = {
+    **{name: Style(method_color(key), symbol)
+       for name, (key, symbol) in DASHBOARD_METHODS.items()},
+    **_OUTPUT_STYLES,
 }
 
 
 def algorithm_style(name: str) -> Style:
-    """The colour and marker of ``name``: fixed for known names, else derived from the name
-    itself (a stable hash, so it is the same in every run and on every page)."""
+    """The colour and marker of ``name``: fixed for known names; otherwise the reports' colour
+    of that name (:func:`dpcore.reproduce._figures.method_color`: its table entry, or a stable
+    hash of the name into the shared palette) and a marker derived from the name, so it is the
+    same in every run, on every page and in the reports."""
     if name in STYLES:
         return STYLES[name]
     h = int(hashlib.sha256(name.encode()).hexdigest(), 16)
-    return Style(COLORS[h % len(COLORS)], SYMBOLS[(h // len(COLORS)) % len(SYMBOLS)])
+    return Style(method_color(name), SYMBOLS[(h // len(COLORS)) % len(SYMBOLS)])
 
 
 def clip_to_box(C: np.ndarray, box: Sequence[tuple[float, float]] | None) -> np.ndarray:

@@ -301,3 +301,28 @@ def test_axis_titles_from_column_names_are_plain_text():
 
     fig = points_figure(np.zeros((3, 2)), axis_titles=('<a href="http://127.0.0.1:9/">x</a>', "y"))
     assert "<a" not in fig.layout.xaxis.title.text and "&lt;a" in fig.layout.xaxis.title.text
+
+
+def test_dashboard_and_reports_share_one_colour_per_method():
+    """The dashboard's algorithm colours are the reports' METHOD_COLORS entries, and a name only
+    the reports' table knows (a one-line addition there) gets that colour on the dashboard too.
+
+    Catches: a second hard-coded palette in dpcore.plots drifting from the reports (the state
+    before issue 16), and two algorithms of one dashboard comparison sharing a colour.
+    """
+    from dpcore.plots import DASHBOARD_METHODS, STYLES, algorithm_style
+    from dpcore.reproduce import _figures
+
+    for name, (key, _) in DASHBOARD_METHODS.items():
+        assert STYLES[name].color == _figures.METHOD_COLORS[key], name
+    outputs = ("centres", "mean", "averages")  # released outputs, not algorithms
+    algorithms = [n for n in DASHBOARD_METHODS if not set(outputs) & set(n.split())]
+    assert "Max-cover k-means" in algorithms and "FriendlyCore k-means" in algorithms
+    assert len({STYLES[n].color for n in algorithms}) == len(algorithms)
+    name = "a method only the reports' table lists"
+    try:
+        _figures.METHOD_COLORS[name] = "#123456"
+        assert algorithm_style(name).color == "#123456"
+    finally:
+        del _figures.METHOD_COLORS[name]
+    assert algorithm_style(name).color == _figures.method_color(name)

@@ -140,3 +140,28 @@ def test_fig6_right_centres_on_the_clusters():
     fc = df[df.who.str.startswith("FC_Clustering")]
     assert len(fc) == 8 and fc.who.iloc[0] == "FC_Clustering"
     assert fc.nearest_true.max() < 0.02
+
+
+def test_top_up_adds_missing_fig6_repetitions(tmp_path):
+    """top_up fills every (n, reading) setting of Fig. 6 to the target, numbers the new runs
+    after the stored ones and is reproducible.
+
+    Catches: new repetitions numbered from 0 again (duplicate reps that the report would count
+    as one setting twice), stored rows overwritten or dropped, a setting that already has
+    enough repetitions run again, and top-up streams that depend on anything but the stored
+    runs and the seed.
+    """
+    import pandas as pd
+
+    stored = pd.concat([rep.figure6([800], reps=2, reading="sd", rng=1),
+                        rep.figure6_lsh([800], reps=3, reading="sd", rng=2)], ignore_index=True)
+    raw = {"f6": stored}
+    out = rep.top_up(raw, 3, seed=5, save=tmp_path)["f6"]
+    counts = out.groupby("method")["rep"].agg(["size", "nunique", "max"])
+    assert (counts["size"] == 3).all() and (counts["nunique"] == 3).all()
+    assert (counts["max"] == 2).all()
+    pd.testing.assert_frame_equal(out.iloc[: len(stored)], stored)
+    again = rep.top_up({"f6": stored}, 3, seed=5)["f6"]
+    pd.testing.assert_frame_equal(again, out)
+    assert len(pd.read_csv(tmp_path / "friendlycore_f6.csv.gz")) == len(out)
+    assert raw["f6"] is stored  # the caller's dict is not modified

@@ -158,3 +158,33 @@ def test_report_is_written_from_small_synthetic_runs(tmp_path, lws):
     verdicts = text.split("## Claims (spec §7)")[1].split("## Figure 2")[0]
     assert "| C1–C3 |" in verdicts and "| C11 |" in verdicts
     assert (tmp_path / "figures" / "importance_fig4_covertype.png").exists()
+
+
+def test_top_up_equals_a_run_with_all_repetitions(tmp_path):
+    """Adding repetitions to saved runs gives exactly the runs a single full run gives.
+
+    Catches: the missing repetitions drawn from the wrong stream (cell number counted among the
+    missing cells only, or an off-by-one in the first repetition), cells skipped or run twice,
+    an infeasible cell recorded again, and a save that is not the returned frame.
+    """
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    P = rep.preprocess(rng.standard_t(5, size=(3000, 3)) * 10)
+    cells = [("uniform", 200, 3.0), ("privacy", 2900, 0.5), ("coreset", 200, 30.0),
+             (None, None, 3.0), ("coreset", 200, math.inf)]
+    full = rep.covertype_runs(P, cells, reps=5, seed=4)
+    stored = full[full["rep"] < 2]  # keeps the infeasible record (rep = −1)
+    assert (stored["rep"] < 0).sum() == 1
+    save = tmp_path / "runs.csv.gz"
+    topped = rep.top_up_runs(P, cells, stored, reps=5, seed=4, block=2, save=save)
+    key = ["sampler", "m", "epsilon", "rep"]
+
+    def tidy(df):
+        return df.sort_values(key).reset_index(drop=True)[[*key, "cost", "sample"]]
+
+    pd.testing.assert_frame_equal(tidy(topped), tidy(full))
+    pd.testing.assert_frame_equal(tidy(pd.read_csv(save)), tidy(full))
+    assert len(rep.top_up_runs(P, cells, topped, reps=5, seed=4)) == len(topped)  # nothing new
+    with pytest.raises(ValueError, match="not repetitions"):
+        rep.top_up_runs(P, cells, full[full["rep"] != 1], reps=5, seed=4)

@@ -11,7 +11,9 @@ twice:
   package, no CDN, so the figures work offline.
 
 Every panel has its own legend; every method has one fixed colour across panels and reports
-(:data:`METHOD_COLORS`, looked up by :func:`method_color`).
+(:data:`METHOD_COLORS`, looked up by :func:`method_color`). This table is the one source of
+method colours in dpcore: the dashboard (:data:`dpcore.plots.STYLES`) takes its algorithms'
+colours from it, so add a new method here (one line) and both use it.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ import numpy as np
 
 __all__ = ["METHOD_COLORS", "Panel", "Series", "markdown_figure", "method_color", "save_figure"]
 
-#: One colour per method, shared by all four reports (colour-blind safe Okabe–Ito first).
+#: One colour per method, shared by all four reports and the dashboard (colour-blind safe
+#: Okabe–Ito first). Methods the dashboard also draws must keep distinct colours (max-cover and
+#: FriendlyCore k-means appear in one comparison there).
 METHOD_COLORS: dict[str, str] = {
     # importance sampling (the paper's own palette, prior_art §1)
     "unif": "#0072B2", "core": "#009E73", "opt": "#E69F00", "full": "#555555",
@@ -38,7 +42,7 @@ METHOD_COLORS: dict[str, str] = {
     "LSH_Clustering ε=2": "#AA4499",
     "DPLloyd ε=2": "#882255", "DPLloyd ε=1.41": "#DDCC77",
     # max-cover
-    "maxcover": "#D55E00", "dplloyd": "#882255", "diffprivlib": "#999933", "lloyd": "#000000",
+    "maxcover": "#4477AA", "dplloyd": "#882255", "diffprivlib": "#999933", "lloyd": "#000000",
     "one centre (mean)": "#777777", "balcan": "#CC79A7",
     # sensitivity sampler
     "sampler": "#009E73", "global": "#0072B2", "non-private": "#000000",

@@ -209,8 +209,10 @@ def deviations(raw: dict[str, pd.DataFrame]) -> pd.DataFrame:
          "bands", "— (bands added so the spread is visible)"),
         ("Figs. 6–7 repetitions", "30, medians with 0.1/0.9 quantiles",
          f"Fig. 6: {r['f6']}; Fig. 7 left: {r['f7']}; Fig. 7 right: {r.get('f7r', '0')} "
-         "(per method and setting)", "wall time on the shared 2-core machine (see top); "
-         "`python -m dpcore.reproduce.friendlycore` (or `make reproduce`) runs all 30"),
+         "(per method and setting)",
+         "—" if {r["f6"], r["f7"], r.get("f7r", "0")} == {"30"} else
+         "wall time on the shared 2-core machine (see top); `--from-raw DIR --top-up` adds the "
+         "missing Fig. 6 / 7 left repetitions, `make reproduce` runs all 30"),
         ("axis grids (R, d, n, k)", "not stated", "R ∈ 10¹…10¹⁰, d ∈ 10…5000, n ∈ 10³…10⁴ "
          "(Fig. 5); n ∈ 10⁴…2·10⁵ (Fig. 6); d ∈ {32, 128, 256, 512}; k ∈ 2…8 (Fig. 7 right)",
          "the paper gives none"),

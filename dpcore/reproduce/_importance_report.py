@@ -238,11 +238,14 @@ def fig2_figure(weights: pd.DataFrame, curves: pd.DataFrame, folder: Path) -> st
 
 def deviations(meta: dict) -> pd.DataFrame:
     reps = meta["reps_by_data"]
+    paper = meta.get("paper_reps", 50)
+    short = [DATA_NAMES.get(k, k) for k, v in reps.items() if v != str(paper)]
     rows = [
-        ("repetitions (Figs. 3/4)", "50 per cell, median with 25/75 % band",
+        ("repetitions (Figs. 3/4)", f"{paper} per cell, median with 25/75 % band",
          "; ".join(f"{DATA_NAMES.get(k, k)}: {v}" for k, v in reps.items()),
-         "wall time on the shared 2-core machine (see the run line); "
-         "`python -m dpcore.reproduce.importance` (or `make reproduce`) runs all 50"),
+         "—" if not short else f"{', '.join(short)}: wall time on the shared 2-core machine "
+         "(see the run line); `--from-runs docs/reproduction/figures --top-up` adds the "
+         f"missing repetitions to the saved ones, `make reproduce` runs all {paper}"),
         ("data sets (Figs. 3/4)", "KDD-Protein, RNA, Song, Covertype (main); Ijcnn1, Pose, "
          "MiniBooNE, FMA (App. B)", "Covertype; plus MNIST (70,000 × 784) and the gas drift "
          "data (6,697 × 128, batches 1–6, 8, 9) with our m grids",

@@ -55,6 +55,7 @@ __all__ = [
     "figure7_left",
     "labelling_failure",
     "main",
+    "top_up",
 ]
 
 ROOT = REPO_ROOT
@@ -475,6 +476,61 @@ FINDINGS = """## Findings, errata and deviations
 RAW_FILES = ("f5r", "f5d", "f5n", "f6", "f6r", "f7", "f7r")
 
 
+def _topup_jobs(seed: int) -> list[tuple]:
+    """(panel, method counted, setting columns, runner(setting, reps, rng)) for the panels that
+    :func:`top_up` extends; each runner makes every method of its group on the same data."""
+    return [
+        ("f6", "FC_Clustering", ("n", "reading"),
+         lambda s, k, g: figure6([int(s[0])], reps=k, reading=s[1], rng=g)),
+        ("f6", "LSH_Clustering ε=2", ("n", "reading"),
+         lambda s, k, g: figure6_lsh([int(s[0])], reps=k, reading=s[1], rng=g)),
+        ("f7", "FC_Clustering (PCA oracle)", ("d",),
+         lambda s, k, g: figure7_left([int(s[0])], reps=k, rng=g)),
+        ("f7", "LSH_Clustering ε=2", ("d",),
+         lambda s, k, g: figure7_left_lsh([int(s[0])], reps=k, rng=g)),
+    ]
+
+
+def top_up(raw: dict[str, pd.DataFrame], reps: int = 30, *, seed: int = 0,
+           save: Path | None = None, progress: bool = False) -> dict[str, pd.DataFrame]:
+    """Add repetitions to stored Fig. 6 / Fig. 7 left runs until every setting has ``reps``.
+
+    The panels draw their repetitions from one sequential stream, so the missing repetitions
+    ``h … reps − 1`` of a setting (the ``i``-th of its panel, job ``j`` of
+    :func:`_topup_jobs`) come from their own stream ``default_rng([seed, 1000 + j, i, h])``:
+    independent of the stored ones, and the same on every top-up of the same stored runs. The
+    new rows are numbered on from the stored repetitions; with ``save`` (a folder) each panel
+    is written to ``friendlycore_<panel>.csv.gz`` after every setting, so a stopped run keeps
+    what it finished.
+    """
+    if reps < 1:
+        raise ValueError(f"reps must be ≥ 1, got {reps}")
+    raw = dict(raw)
+    for j, (panel, method, cols, run) in enumerate(_topup_jobs(seed)):
+        df = raw.get(panel)
+        if df is None or df.empty:
+            continue
+        settings = df[list(cols)].drop_duplicates().sort_values(list(cols))
+        for i, setting in enumerate(settings.itertuples(index=False)):
+            sel = df["method"] == method
+            for col, v in zip(cols, setting, strict=True):
+                sel &= df[col] == v
+            have = int(sel.sum())
+            if have >= reps:
+                continue
+            t0 = time.perf_counter()
+            new = run(tuple(setting), reps - have, np.random.default_rng([seed, 1000 + j, i, have]))
+            new["rep"] += have
+            df = raw[panel] = pd.concat([df, new], ignore_index=True)
+            if save is not None:
+                df.to_csv(save / f"friendlycore_{panel}.csv.gz", index=False)
+            if progress:
+                where = dict(zip(cols, setting, strict=True))
+                print(f"{panel} {method} {where}: repetitions {have}…{reps - 1} in "
+                      f"{time.perf_counter() - t0:.0f} s", flush=True)
+    return raw
+
+
 def run_all(quick: bool, seed: int = 0, timings: dict | None = None) -> dict[str, pd.DataFrame]:
     """Every panel's per-repetition frame at the paper's repetition counts (50 for Fig. 5, 30
     for Figs. 6–7), or a small version with ``quick``."""
@@ -535,8 +591,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--from-raw", type=Path, default=None,
                         help="rebuild the report from saved friendlycore_<panel>.csv.gz files "
                              "in this folder (no new runs)")
+    parser.add_argument("--top-up", action="store_true",
+                        help="with --from-raw: run the Fig. 6 / Fig. 7 left repetitions the "
+                             "saved runs lack (up to the paper's 30) and add them")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.top_up and args.from_raw is None:
+        parser.error("--top-up needs --from-raw (the folder of the saved runs to extend)")
     from dpcore.reproduce._friendlycore_report import write_report
 
     out = report_dir(args.out, args.quick)
@@ -547,6 +608,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         raw = {k: pd.read_csv(args.from_raw / f"friendlycore_{k}.csv.gz") for k in RAW_FILES
                if (args.from_raw / f"friendlycore_{k}.csv.gz").exists()}
         command = f"python -m dpcore.reproduce.friendlycore --from-raw {args.from_raw.name}"
+        if args.top_up:
+            raw_dir = out / "figures"
+            raw_dir.mkdir(parents=True, exist_ok=True)
+            t, before = time.perf_counter(), sum(len(df) for df in raw.values())
+            raw = top_up(raw, 30, seed=args.seed, save=raw_dir, progress=True)
+            if sum(len(df) for df in raw.values()) > before:  # else: nothing was missing
+                timings["top-up of Figs. 6 / 7 left"] = time.perf_counter() - t
+            command += " --top-up"
     else:
         raw = run_all(args.quick, args.seed, timings)
         command = "python -m dpcore.reproduce.friendlycore" + (" --quick" if args.quick else "")

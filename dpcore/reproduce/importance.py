@@ -4,8 +4,11 @@ Regenerates the paper's Figure 2 (Laplace weighted sum), Figures 3/4 on Covertyp
 of sampled DP-Lloyd versus ε and versus m), a Table-2 style timing table, and a claim-by-claim
 comparison with spec ``../shared/spec/importance_sampling.md`` §7 (C1–C11)::
 
-    python -m dpcore.reproduce.importance            # full run (≈ an hour on 2 busy cores)
+    python -m dpcore.reproduce.importance            # full run (≈ an hour of one idle core,
+                                                     # hours niced on the shared machine)
     python -m dpcore.reproduce.importance --quick    # a few minutes, smaller grid
+    python -m dpcore.reproduce.importance --from-runs docs/reproduction/figures --top-up
+                                                     # add missing repetitions to saved runs
 
 Both write ``docs/reproduction/importance_sampling.md`` and plotly figures
 ``docs/reproduction/figures/importance_*.html``. Every function returns pandas DataFrames, so the
@@ -64,6 +67,7 @@ from dpcore.importance import (
 from dpcore.lloyd import dp_lloyd, lloyd_statistics, random_ball_centers
 from dpcore.noise import laplace, sample_l2_exponential
 from dpcore.privacy import PrivacyLeakWarning
+from dpcore.reproduce._figures import METHOD_COLORS
 from dpcore.reproduce._report import report_dir
 from dpcore.rng import RNGLike, as_generator
 
@@ -80,6 +84,7 @@ __all__ = [
     "summarize",
     "split_runs",
     "timing_table",
+    "top_up_runs",
     "variant_runs",
 ]
 
@@ -92,8 +97,8 @@ M_FIG4 = (5000, 10000, 15000, 20000, 50000, 75000)
 EPS_FIG4 = (3.0, 100.0)
 K, T = 25, 10
 LABEL = {"uniform": "unif", "coreset": "core", "privacy": "opt", None: "full"}
-#: The paper's plot colours (colour-blind palette, prior_art §1).
-PAPER_COLORS = {"unif": "#0072B2", "core": "#009E73", "opt": "#E69F00", "full": "#555555"}
+#: The paper's plot colours (colour-blind palette, prior_art §1), as in the reports' table.
+PAPER_COLORS = {k: METHOD_COLORS[k] for k in ("unif", "core", "opt", "full")}
 ROOT = REPO_ROOT
 
 
@@ -465,28 +470,99 @@ def covertype_runs(
     ``infeasible``.
     """
     rows = []
-    for c, (sampler, m, eps) in enumerate(cells):
-        try:
-            setup = setup_sampler(P, sampler, m, eps)
-        except ValueError as err:  # e.g. opt above its largest feasible m at a small ε
-            rows.append({"sampler": LABEL[sampler], "m": m, "epsilon": eps, "rep": -1,
-                         "cost": math.nan, "infeasible": str(err)})
-            if progress:
-                print(f"  {LABEL[sampler]:>4} m={m:>8} ε={eps:<6g} infeasible: {err}", flush=True)
-            continue
-        for rep in range(first_rep, first_rep + reps):
-            rng = np.random.default_rng([seed, c, rep])  # one independent stream per run
-            rows.append({"sampler": LABEL[sampler], "m": setup.m, "epsilon": eps, "rep": rep,
-                         "delivered_epsilon": setup.delivered_epsilon,
-                         "beta_sum": setup.beta_sum, "beta_count": setup.beta_count,
-                         "t_weights": setup.t_weights, "t_calibration": setup.t_calibration,
-                         **run_once(P, setup, rng)})
+    for c, cell in enumerate(cells):
+        block = _cell_runs(P, c, cell, reps=reps, first_rep=first_rep, seed=seed)
+        rows += block
         if progress:
-            last = pd.DataFrame(rows[-reps:]) if reps else pd.DataFrame()
-            med = float(last["cost"].median()) if len(last) else math.nan
-            print(f"  {LABEL[sampler]:>4} m={setup.m:>8.0f} ε={eps:<6g} median cost/n {med:.4g}",
-                  flush=True)
+            _print_cell(cell, block)
     return pd.DataFrame(rows)
+
+
+def _cell_runs(P: Prepared, c: int, cell, *, reps: int, first_rep: int, seed: int) -> list[dict]:
+    """Repetitions ``first_rep … first_rep + reps − 1`` of cell number ``c`` (streams
+    ``default_rng([seed, c, rep])``), or one rep = −1 record if the cell is infeasible."""
+    sampler, m, eps = cell
+    try:
+        setup = setup_sampler(P, sampler, m, eps)
+    except ValueError as err:  # e.g. opt above its largest feasible m at a small ε
+        return [{"sampler": LABEL[sampler], "m": m, "epsilon": eps, "rep": -1,
+                 "cost": math.nan, "infeasible": str(err)}]
+    rows = []
+    for rep in range(first_rep, first_rep + reps):
+        rng = np.random.default_rng([seed, c, rep])  # one independent stream per run
+        rows.append({"sampler": LABEL[sampler], "m": setup.m, "epsilon": eps, "rep": rep,
+                     "delivered_epsilon": setup.delivered_epsilon,
+                     "beta_sum": setup.beta_sum, "beta_count": setup.beta_count,
+                     "t_weights": setup.t_weights, "t_calibration": setup.t_calibration,
+                     **run_once(P, setup, rng)})
+    return rows
+
+
+def _print_cell(cell, block: list[dict]) -> None:
+    sampler, m, eps = cell
+    if block and block[0]["rep"] < 0:
+        print(f"  {LABEL[sampler]:>4} m={m:>8} ε={eps:<6g} infeasible: {block[0]['infeasible']}",
+              flush=True)
+        return
+    med = float(np.nanmedian([r["cost"] for r in block])) if block else math.nan
+    size = block[0]["m"] if block else math.nan
+    print(f"  {LABEL[sampler]:>4} m={size:>8.0f} ε={eps:<6g} median cost/n {med:.4g}",
+          flush=True)
+
+
+def top_up_runs(
+    P: Prepared,
+    cells: Sequence[tuple[str | None, float | None, float]],
+    stored: pd.DataFrame | None,
+    *,
+    reps: int,
+    seed: int = 0,
+    block: int = 10,
+    save: Path | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Add repetitions to ``stored`` runs until every feasible cell has ``reps`` of them.
+
+    Repetition ``rep`` of cell ``c`` uses the same stream as :func:`covertype_runs`, so a
+    topped-up run equals one made with ``reps`` from the start (same cells, same seed). The
+    missing repetitions are run in rounds of ``block`` over all cells, and the runs so far are
+    written to ``save`` (CSV) after each round: a run stopped early leaves every cell with a
+    whole number of rounds, never a few cells ahead of the others.
+    """
+    if reps < 1 or block < 1:
+        raise ValueError(f"reps and block must be ≥ 1, got reps={reps}, block={block}")
+    runs = pd.DataFrame() if stored is None else stored.copy()
+    have = {}
+    for c, (sampler, m, eps) in enumerate(cells):
+        sel = runs[(runs["sampler"] == LABEL[sampler]) & (runs["epsilon"] == eps)] \
+            if len(runs) else runs
+        if m is not None and len(sel):
+            sel = sel[np.isclose(sel["m"], m)]
+        if len(sel) and (sel["rep"] < 0).any():
+            have[c] = None  # infeasible, recorded once
+        else:
+            have[c] = int(sel["rep"].max()) + 1 if len(sel) else 0
+            if len(sel) and sorted(sel["rep"]) != list(range(have[c])):
+                raise ValueError(f"stored runs of cell {cells[c]} are not repetitions "
+                                 f"0…{have[c] - 1}")
+    start = min((h for h in have.values() if h is not None), default=reps)
+    for first in range(start, reps, block):
+        hi = min(first + block, reps)
+        new = []
+        for c, cell in enumerate(cells):
+            if have[c] is None or have[c] >= hi:
+                continue
+            part = _cell_runs(P, c, cell, reps=hi - have[c], first_rep=have[c], seed=seed)
+            new += part
+            have[c] = None if part and part[0]["rep"] < 0 else hi
+            if progress:
+                _print_cell(cell, part)
+        runs = pd.concat([runs, pd.DataFrame(new)], ignore_index=True)
+        if save is not None:
+            runs.to_csv(save, index=False)
+        if progress:
+            print(f"repetitions up to {hi - 1} done", flush=True)
+    return runs
 
 
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
@@ -607,6 +683,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--from-runs", type=Path, default=None,
                         help="rebuild from saved importance_runs_<data>.csv.gz (and the "
                              "variants/splits/timing CSVs) in this folder: no new Lloyd runs")
+    parser.add_argument("--top-up", action="store_true",
+                        help="with --from-runs: run the repetitions the saved runs lack, up to "
+                             "--reps per cell (same streams as a full run), and add them; the "
+                             "runs so far are saved after every round of 10 repetitions")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-timing", action="store_true", help="skip the Table 2 timings")
     args = parser.parse_args(argv)
@@ -614,6 +694,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     reps = args.reps or (3 if quick else 50)
     if reps < 1:
         parser.error("--reps must be ≥ 1")
+    if args.top_up and args.from_runs is None:
+        parser.error("--top-up needs --from-runs (the folder of the saved runs to extend)")
     names = (args.datasets or ("covertype" if quick else "covertype,mnist,gas")).split(",")
     if "covertype" not in names or not set(names) <= {"covertype", *EXTRA_DATASETS}:
         parser.error("--datasets must include covertype and name only covertype, mnist, gas")
@@ -639,11 +721,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = {}
     for n in names:
         f = None if src is None else src / f"importance_runs_{n}.csv.gz"
-        if f is not None and f.exists():
-            runs[n] = pd.read_csv(f)
-        else:
-            runs[n] = covertype_runs(prepared[n], _cells_for(n, quick), reps=reps,
-                                     seed=args.seed, progress=True)
+        stored = pd.read_csv(f) if f is not None and f.exists() else None
+        if stored is not None and not args.top_up:
+            runs[n] = stored
+        else:  # a fresh run is a top-up of nothing: saved after every round
+            runs[n] = top_up_runs(prepared[n], _cells_for(n, quick), stored, reps=reps,
+                                  seed=args.seed, save=figs / f"importance_runs_{n}.csv.gz",
+                                  progress=True)
         runs[n].to_csv(figs / f"importance_runs_{n}.csv.gz", index=False)
     P = prepared["covertype"]
 
@@ -675,8 +759,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "run": f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
                    f"{time.perf_counter() - start:.0f} s wall (1-min load average at the end "
                    f"{load:.1f} on 2 cores){'; QUICK run: reduced grid' if quick else ''}"
-                   + ("; Lloyd runs read from saved CSVs" if src is not None else ""),
-            "reps_by_data": reps_by, "timing_reps": timing_reps, "variant_reps": vreps}
+                   + ("" if src is None else "; Lloyd runs read from saved CSVs"
+                      + (f", the missing repetitions up to {reps} added" if args.top_up else "")),
+            "reps_by_data": reps_by, "paper_reps": 50, "timing_reps": timing_reps,
+            "variant_reps": vreps}
     path = write_report(out / REPORT_NAME, fig2w=fig2w, fig2c=fig2c, runs=runs,
                         prepared=prepared, timing=timing, variants=variants, splits=splits,
                         checks=theory_checks(P), fig2=fig2_checks(fig2w, fig2c), meta=meta,

@@ -14,11 +14,14 @@ import numpy as np
 import pytest
 from e2e_helpers import assert_no_errors, wait_ready
 
+from dpcore.plots import STYLES
+
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]  # see test_app_e2e.py
 
 #: Pages whose first figure draws centres / means over the data.
 CENTRE_PAGES = ("/importance", "/clustering")
-DP_LLOYD_RED = (214, 39, 40)  # dpcore.plots.STYLES["DP-Lloyd"].color, #d62728
+#: DP-Lloyd's marker colour as RGB, read from the one colour table (not a copy of it).
+DP_LLOYD_RED = tuple(int(STYLES["DP-Lloyd"].color[i:i + 2], 16) for i in (1, 3, 5))
 
 
 def _open(browser, width: int = 1400, height: int = 2400):

@@ -25,6 +25,7 @@ from dpcore.friendlycore import (
 from dpcore.friendlycore.averaging import rho_for_epsilon
 from dpcore.friendlycore.sampling import poisson_rate, poisson_rows
 from dpcore.privacy import PureDP
+from dpcore.runconfig import release_frame
 from dpcore.text import md_text
 from pages._common import (
     EPSILON_GRID,
@@ -34,7 +35,6 @@ from pages._common import (
     init_state,
     is_release_mode,
     keep,
-    matrix_frame,
     new_draw_button,
     projection,
     require_dataset,
@@ -226,7 +226,8 @@ if paradigm == "zcdp":
             st.info(f"With probability 95 %, the Gaussian noise moves the core's mean by at most "
                     f"{r95:.4g} (σ = {out['noise_sd']:.3g} per coordinate); the filter's own "
                     "bias (outliers dropped) comes on top.")
-        download_csv(matrix_frame(to_table_units(ds, out["estimate"]), ds.columns),
+        download_csv(release_frame({"mean": to_table_units(ds, out["estimate"])}, ds.columns,
+                                   "friendly_mean", out["guarantee"]),
                      "friendlycore_mean.csv", "fc_mean_csv", label="Private mean (CSV)")
         if int(n_used) >= ds.n:
             export_buttons(config_for("friendly_mean", mean_params(), ds, seed), "fc_config")
@@ -334,7 +335,8 @@ if job is not None and job.result is not None and job.key[0] == ds.fp:
             show(fig, "fc_km_fig")
         st.caption(f"Guarantee of the whole fit: {km['privacy_']}")
         if km["cluster_centers_"] is not None:
-            download_csv(matrix_frame(to_table_units(ds, km["cluster_centers_"]), ds.columns),
+            download_csv(release_frame({"centers": to_table_units(ds, km["cluster_centers_"])},
+                                       ds.columns, "friendlycore_kmeans", km["privacy_"]),
                          "friendlycore_centers.csv", "fc_km_csv", label="Centres (CSV)")
         params = {"n_clusters": k, "epsilon": eps, "delta": float(delta),
                   "radius": float(ds.radius), "t": int(t), "fallback": "dplloyd"}

@@ -179,11 +179,17 @@ def test_clustering_release_mode_hides_nonprivate_and_records_each():
     assert not at.dataframe  # no cost table, no timings (finding 6)
 
 
-def test_friendlycore_page_explains_too_small_budget_then_runs():
+def test_friendlycore_page_explains_too_small_budget_then_runs(monkeypatch):
+    downloads = capture_downloads(monkeypatch)
     at, _ = _page("pages/friendlycore.py")
     assert not at.exception and not errors(at)
     # defaults: all rows and the ball's diameter as friend radius give a private mean at ε = 1
     assert any("With probability 95 %" in i.value for i in at.info)
+    # the mean's CSV has the CLI's layout (catches bare coordinates without the guarantee)
+    mean_csv = pd.read_csv(io.StringIO(downloads["fc_mean_csv"]))
+    assert mean_csv.columns.tolist() == ["longitude", "latitude", "algorithm", "guarantee"]
+    assert len(mean_csv) == 1 and mean_csv.algorithm[0] == "friendly_mean"
+    assert mean_csv.guarantee[0].startswith(("ρ", "ε", "("))
     # with 3000 rows, ε = 1 is too small: plain words, a result of the basic filter, a button
     at.number_input(key="fc_n_32847").set_value(3000).run()
     assert not at.exception and not errors(at)

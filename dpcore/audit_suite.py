@@ -204,6 +204,29 @@ def _kv18(rho: float):
         X, rho=rho, sigma=1.0, radius=20.0, n_public=100, rng=rng).estimate[0]))
 
 
+def _lsh_coreset(noise_divisor: float = 1.0):
+    """Σ w_leaf · centre_leaf of LSHClustering's private coreset (k = 2, ε = 2, δ = 1e-8,
+    radius 1, depth 3): the released leaf sums (sensitivity Λ) plus noise. ``noise_divisor`` > 1
+    is the broken twin: the Gaussian sum noise divided by it (e.g. sensitivity 1 taken for Λ)."""
+    from unittest import mock
+
+    import dpcore.baselines.lsh_clustering as lsh
+
+    real = lsh.lsh_noise_parameters
+
+    def params(e: float, dl: float, depth: int) -> tuple[float, float]:
+        alpha, a = real(e, dl, depth)
+        return alpha / noise_divisor, a
+
+    def one(X: np.ndarray, rng: np.random.Generator) -> float:
+        est = lsh.LSHClustering(2, epsilon=2.0, delta=1e-8, radius=1.0, max_depth=3)
+        with mock.patch.object(lsh, "lsh_noise_parameters", params):
+            c, w = est.private_coreset(X, rng)
+        return float((c[:, 0] * w).sum())
+
+    return _repeat(one)
+
+
 def _noisy_average(epsilon: float):
     from dpcore.maxcover import noisy_average
 
@@ -366,6 +389,11 @@ def _cases() -> list[Case]:
              "row at 20 (clipped to the range)", _zcdp(0.05), _kv18(0.05), _kv18(20.0),
              "calibrated to 400ρ (σ ÷20)", np.zeros((100, 1)),
              np.vstack([np.zeros((100, 1)), [[20.0]]]), 20_000),
+        Case("LSH clustering (CK21) private coreset", "k = 2, ε = 2, δ = 1e-8, radius 1, depth "
+             "3; D₀ = 40 rows at 0, D₁ = D₀ + one row at 1; statistic: Σ w·centre over the "
+             "leaves (the released sums plus noise)", ApproxDP(2.0, 1e-8), _lsh_coreset(),
+             _lsh_coreset(30.0), "sum noise ÷30", np.zeros((40, 1)),
+             np.vstack([np.zeros((40, 1)), [[1.0]]]), 10_000),
         Case("CoinPress mean", "ρ = 0.5, radius 1, 2 steps; replace-one pair at public n = 40 "
              "(its stated model): D₀ = 40 rows at 0, D₁ = 39 at 0 + one at 1",
              _zcdp(0.5), _coinpress(0.5), _coinpress(5000.0), "calibrated to 10⁴ρ (σ ÷100)",

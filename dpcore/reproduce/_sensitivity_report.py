@@ -87,6 +87,16 @@ def _line(df: pd.DataFrame, x: str, y: str, name: str, dash: str | None = None):
     return go.Scatter(x=df[x], y=df[y], mode="lines+markers", name=name, line={"dash": dash})
 
 
+def _sampled_vs_global(df: pd.DataFrame) -> list:
+    """Sampled vs global sensitivity against γ, one pair of lines per dimension d."""
+    out = []
+    for d in df.d.unique():
+        sub = df[df.d == d]
+        out += [_line(sub, "gamma", "sampled", f"sampled d={d}"),
+                _line(sub, "gamma", "global", f"global d={d}", dash="dash")]
+    return out
+
+
 def write_report(report: Path, r: dict, *, quick: bool, timings: dict[str, float],
                  started: float) -> Path:
     """Write the report and its figures (in ``report.parent / "figures"``).
@@ -162,13 +172,7 @@ def write_report(report: Path, r: dict, *, quick: bool, timings: dict[str, float
         {"title": "γ", "type": "log"},
         {"title": "n·Δ"},
     )
-    tr5 = []
-    for d in svm_s.d.unique():
-        sub = svm_s[svm_s.d == d]
-        tr5 += [
-            _line(sub, "gamma", "sampled", f"sampled d={d}"),
-            _line(sub, "gamma", "global", f"global d={d}", dash="dash"),
-        ]
+    tr5 = _sampled_vs_global(svm_s)
     fig5 = _figure(
         figs,
         "fig5",
@@ -193,13 +197,7 @@ def write_report(report: Path, r: dict, *, quick: bool, timings: dict[str, float
         {"title": "ε", "type": "log"},
         {"title": "mean |private − KDE|", "type": "log"},
     )
-    tr9 = []
-    for d in appc.d.unique():
-        sub = appc[appc.d == d]
-        tr9 += [
-            _line(sub, "gamma", "sampled", f"sampled d={d}"),
-            _line(sub, "gamma", "global", f"global d={d}", dash="dash"),
-        ]
+    tr9 = _sampled_vs_global(appc)
     fig9 = _figure(
         figs,
         "fig9",

@@ -414,7 +414,6 @@ class Balcan17KMeans:
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
                 raise ValueError(f"{name} must be an integer ≥ {lo}, got {v!r}")
 
-        count("n_clusters", self.n_clusters, 1)
         count("n_public", self.n_public, 1, none_ok=True)
         count("proj_dim", self.proj_dim, 1, none_ok=True)
         if self.proj_dim is not None and self.proj_dim > MAX_CHILD_BITS:
@@ -425,13 +424,7 @@ class Balcan17KMeans:
         if self.max_candidates != "auto":
             count("max_candidates", self.max_candidates, 1, none_ok=True)
         count("lloyd_rounds", self.lloyd_rounds, 0)
-        for name in ("epsilon", "radius"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) \
-                    or not (math.isfinite(v) and v > 0):
-                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
-        if isinstance(self.delta, bool) or not isinstance(self.delta, (int, float, np.number)) \
-                or not 0 < self.delta < 1:
+        if self.delta == 0:  # check_params allows δ = 0; NoisyAVG needs δ > 0
             raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
         if self.recovery not in RECOVERIES:
             raise ValueError(f"recovery must be one of {RECOVERIES}, got {self.recovery!r}")

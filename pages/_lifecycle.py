@@ -95,7 +95,9 @@ def _event_loop() -> Any | None:
 
 
 def _runs() -> int:
-    return sum(t.name.startswith("dpcore-run-") for t in threading.enumerate())
+    from pages._run import RUN_THREAD_PREFIX
+
+    return sum(t.name.startswith(RUN_THREAD_PREFIX) for t in threading.enumerate())
 
 
 def _reap_forever() -> None:

@@ -27,6 +27,8 @@ import streamlit as st
 
 from dpcore.cancel import Cancelled, RunControl, controlled
 
+#: Name prefix of the fit threads (pages/_lifecycle.py counts them to trim memory when one ends).
+RUN_THREAD_PREFIX = "dpcore-run-"
 #: Computations estimated below this many seconds run without a click.
 AUTO_SECONDS = 2.0
 
@@ -106,7 +108,7 @@ def start(page: str, key: Any, fn: Callable[[], Any], *, background: bool = True
     st.session_state[_slot(page)] = job
     if background:
         job.thread = threading.Thread(target=_execute, args=(job, fn), daemon=True,
-                                      name=f"dpcore-run-{page}")
+                                      name=f"{RUN_THREAD_PREFIX}{page}")
         job.thread.start()
     else:
         with st.spinner("Computing…"):

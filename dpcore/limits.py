@@ -19,7 +19,8 @@ radius                  ``1e-100 ≤ r ≤ 1e100`` (:data:`MIN_RADIUS`, :data:`M
 δ                       ``0 < δ < 1`` and ``δ ≥ 1e-100`` (:data:`MIN_DELTA`); 0 where a
                         mechanism is pure DP
 ρ (zCDP)                ``1e-12 ≤ ρ ≤ 1e4``
-probabilities (β, …)    ``0 < p < 1``
+probabilities (β, …)    ``1e-100 ≤ p < 1`` (:data:`MIN_PROBABILITY`): β is divided by 2k and
+                        logged; 5e-324 underflowed to 0 and divided by zero
 ======================  ==============================================================
 
 Resource limits derive from one setting, the per-session memory budget
@@ -48,6 +49,7 @@ __all__ = [
     "MAX_RHO",
     "MIN_DELTA",
     "MIN_EPSILON",
+    "MIN_PROBABILITY",
     "MIN_RADIUS",
     "MIN_RHO",
     "MEMORY_ENV",
@@ -76,6 +78,7 @@ MAX_ABS_VALUE = 1e100
 MIN_RADIUS, MAX_RADIUS = 1e-100, 1e100
 MIN_EPSILON, MAX_EPSILON = 1e-6, 1e4
 MIN_DELTA = 1e-100
+MIN_PROBABILITY = 1e-100
 MIN_RHO, MAX_RHO = 1e-12, 1e4
 MAX_ITER = 1000  # the papers use 5–20 Lloyd iterations; 10⁶ ran for hours
 
@@ -157,10 +160,13 @@ def check_radius(value: Any, name: str = "radius") -> float:
 
 
 def check_probability(value: Any, name: str) -> float:
-    """A probability or confidence level strictly inside (0, 1) (β of FindDiam, …)."""
+    """A probability or confidence level in [1e-100, 1) (β of FindDiam, …)."""
     v = _real(name, value)
     if not 0.0 < v < 1.0:
         raise ParameterError(name, f"{name} must be in (0, 1), got {value!r}")
+    if v < MIN_PROBABILITY:
+        raise ParameterError(name, f"{name} must be at least {MIN_PROBABILITY:g} (smaller "
+                                   f"values underflow), got {value!r}")
     return v
 
 

@@ -413,6 +413,15 @@ def test_dask_errors_name_the_file_and_column(tmp_path):
     assert "restart" not in str(info.value)
 
 
+def test_a_failure_probability_too_small_to_divide_is_refused():
+    # β = 5e-324 passed (0, 1); FriendlyCore k-means halved it to 0 and divided by zero (fuzz)
+    from dpcore.friendlycore import FriendlyCoreKMeans
+
+    with pytest.raises(limits.ParameterError, match="beta must be at least 1e-100"):
+        FriendlyCoreKMeans(2, epsilon=1.0, radius=1.0, beta=5e-324).fit(np.zeros((50, 2)))
+    limits.check_params(beta=1e-100)  # the documented edge is accepted
+
+
 def test_estimator_warnings_do_not_leak_into_other_tests():
     with warnings.catch_warnings():
         warnings.simplefilter("error")

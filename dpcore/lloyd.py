@@ -58,7 +58,7 @@ import numpy as np
 from scipy import sparse
 
 from dpcore.cancel import checkpoint
-from dpcore.geometry import clip_to_ball, nearest_center, row_norms
+from dpcore.geometry import _overflow_error, clip_to_ball, nearest_center, row_norms
 from dpcore.importance import (
     SAMPLERS,
     LloydCalibration,
@@ -82,6 +82,7 @@ from dpcore.kmeans_domain import (
     error_budget_n_iter,
 )
 from dpcore.limits import check_params
+from dpcore.lloyd_kernel import assign_accumulate
 from dpcore.noise import add_l2_exponential, add_laplace
 from dpcore.privacy import PrivacyLeakWarning, PureDP
 from dpcore.privacy_grid import calibrate_lloyd_histogram, grid_bins
@@ -127,8 +128,6 @@ def lloyd_statistics(
     X,
     centers,
     weights=None,
-    *,
-    x_sq: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Noise-free statistics of one Lloyd step: per-cluster weighted sums and counts.
 
@@ -136,32 +135,32 @@ def lloyd_statistics(
     ----------
     X : (n, d) array
     centers : (k, d) array
-        Current centres; each point goes to its nearest one (squared Euclidean, Algorithm 2).
+        Current centres; each point goes to its nearest one (squared Euclidean, Algorithm 2;
+        the first on ties).
     weights : (n,) array, optional
         Importance weights w_i (default 1).
-    x_sq : (n,) array, optional
-        ``row_norms(X, squared=True)``, to save a pass when called every iteration.
 
     Returns
     -------
     sums : (k, d) array, Σ_{i ∈ C_j} w_i x_i
     counts : (k,) array, Σ_{i ∈ C_j} w_i
 
-    Sums and counts of disjoint partitions add up, so a distributed caller can map this over
-    partitions, sum, and call :func:`noisy_lloyd_update` once.
+    One compiled pass (:func:`dpcore.lloyd_kernel.assign_accumulate`). Sums and counts of
+    disjoint partitions add up, so a distributed caller can map this over partitions, sum, and
+    call :func:`noisy_lloyd_update` once.
     """
     X = np.asarray(X, dtype=float)
     C = np.asarray(centers, dtype=float)
+    if X.ndim != 2 or C.ndim != 2 or X.shape[1] != C.shape[1] or C.shape[0] == 0:
+        raise ValueError(f"X (n, d) and centers (k ≥ 1, d) must agree, got {X.shape}, {C.shape}")
     if weights is not None:
         weights = np.asarray(weights, dtype=float)
         if weights.shape != (X.shape[0],):
             raise ValueError(f"weights must have shape ({X.shape[0]},), got {weights.shape}")
-    if X.shape[0] == 0:
-        if X.ndim != 2 or C.ndim != 2 or X.shape[1] != C.shape[1]:
-            raise ValueError(f"X (n, d) and centers (k, d) must agree, got {X.shape}, {C.shape}")
-        return np.zeros_like(C), np.zeros(C.shape[0])
-    labels, _ = nearest_center(X, C, x_sq=x_sq, block_rows=_BLOCK_ROWS)
-    return cluster_sums(X, labels, C.shape[0], weights)
+    sums, counts, finite = assign_accumulate(X, C, weights)
+    if not finite and np.isfinite(C).all() and np.isfinite(X).all():  # NaN rows: caller's
+        raise _overflow_error("squared distances")
+    return sums, counts
 
 
 def noisy_lloyd_update(
@@ -251,7 +250,6 @@ def dp_lloyd(
     weights=None,
     rng: RNGLike = None,
     min_count: float = 1.0,
-    x_sq: np.ndarray | None = None,
     domain: LloydDomain | None = None,
 ) -> list[np.ndarray]:
     """Weighted DP-Lloyd (Algorithm 2): T noisy Lloyd steps from ``init_centers``.
@@ -260,7 +258,6 @@ def dp_lloyd(
     or in ``domain`` (:mod:`dpcore.kmeans_domain`; then ``radius`` is not needed). With a box
     the noisy release is of the shifted sums Σ w (x − c) = Σ w x − c Σ w (no copy of X), and
     the centres are clamped to the box.
-    ``x_sq`` (optional) is ``row_norms(X, squared=True)``, computed once here otherwise.
 
     Returns
     -------
@@ -273,8 +270,6 @@ def dp_lloyd(
             raise ValueError("dp_lloyd needs radius (a ball) or domain")
         domain = ball_domain(radius, X.shape[1])
     shift = domain.center if np.any(domain.center != 0) else None
-    if x_sq is None:
-        x_sq = row_norms(X, squared=True)
     w = None if weights is None else np.asarray(weights, dtype=float)
     centers = np.asarray(init_centers, dtype=float)
     history = [centers]
@@ -286,9 +281,10 @@ def dp_lloyd(
     chunks = [slice(a, b) for a, b in itertools.pairwise(bounds)]
 
     def stats(c: np.ndarray, sl: slice) -> tuple[np.ndarray, np.ndarray]:
-        return lloyd_statistics(X[sl], c, None if w is None else w[sl], x_sq=x_sq[sl])
+        return lloyd_statistics(X[sl], c, None if w is None else w[sl])
 
-    pool = ThreadPoolExecutor(n_chunks) if n_chunks > 1 else None
+    # the calling thread takes the first chunk itself: one thread wake-up fewer per iteration
+    pool = ThreadPoolExecutor(n_chunks - 1) if n_chunks > 1 else None
     try:
         with single_threaded_blas():
             for it in range(int(n_iter)):
@@ -296,7 +292,8 @@ def dp_lloyd(
                 if pool is None:
                     sums, counts = stats(centers, chunks[0])
                 else:
-                    parts = list(pool.map(lambda sl, c=centers: stats(c, sl), chunks))
+                    rest = [pool.submit(stats, centers, sl) for sl in chunks[1:]]
+                    parts = [stats(centers, chunks[0])] + [f.result() for f in rest]
                     sums = np.sum([p[0] for p in parts], axis=0)
                     counts = np.sum([p[1] for p in parts], axis=0)
                 prev = centers
@@ -620,12 +617,12 @@ class DPLloyd:
                                    0.0, 0.0, math.inf)
             q = self._nonprivate_probabilities(X, dom)
         if q is None:
-            S, S_sq, w = X, x_sq, None
+            S, w = X, None
         else:
             idx, w = poisson_sample(q, rng=gen)
-            S, S_sq = X[idx], x_sq[idx]
+            S = X[idx]
             self.sample_indices_, self.sample_weights_, self.probabilities_ = idx, w, q
-        self._run(S, S_sq, w, dom, k, t, share, cal, gen)
+        self._run(S, w, dom, k, t, share, cal, gen)
         if private and self.diagnostics:
             slopes = lloyd_profile(s, beta_sum=cal.beta_sum, beta_count=cal.beta_count,
                                    n_iter=t).slopes
@@ -636,11 +633,11 @@ class DPLloyd:
             self.individual_epsilon_ = np.full(n_rows, math.inf)
         return self
 
-    def _run(self, S, S_sq, w, dom, k, t, share, cal, gen) -> None:
+    def _run(self, S, w, dom, k, t, share, cal, gen) -> None:
         """DP-Lloyd on the (sampled) rows S and the fitted attributes."""
         history = dp_lloyd(S, self._initial_centers(S, k, dom, gen), n_iter=t,
                            beta_sum=cal.beta_sum, beta_count=cal.beta_count, domain=dom,
-                           weights=w, rng=gen, min_count=self.min_count, x_sq=S_sq)
+                           weights=w, rng=gen, min_count=self.min_count)
         self.cluster_centers_ = history[-1]
         self.history_ = history
         self.calibration_ = cal
@@ -678,7 +675,7 @@ class DPLloyd:
             warnings.warn("some points lie outside the declared domain; they were clipped to it "
                           "(the guarantee needs every point inside)", UserWarning, stacklevel=3)
         self.sample_indices_, self.sample_weights_, self.probabilities_ = idx, w, q
-        self._run(S, row_norms(S, squared=True), w, dom, k, t, share, cal, gen)
+        self._run(S, w, dom, k, t, share, cal, gen)
         if self.diagnostics:
             slopes = lloyd_profile(np.minimum(s, dom.radius), beta_sum=cal.beta_sum,
                                    beta_count=cal.beta_count, n_iter=t).slopes

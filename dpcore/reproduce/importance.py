@@ -361,11 +361,10 @@ def _literal_dp_lloyd(S, init, weights, beta_sum: float, beta_count: float, gen,
     uniform direction and an Exponential(β_sum) radius, which is *not* the stated density and
     not ε-DP for d ≥ 2 (spec §4.3). For comparison in the report only.
     """
-    x_sq = np.einsum("ij,ij->i", S, S)
     C = np.asarray(init, dtype=float)
     k, d = C.shape
     for _ in range(T):
-        sums, counts = lloyd_statistics(S, C, weights, x_sq=x_sq)
+        sums, counts = lloyd_statistics(S, C, weights)
         xi = laplace(beta_count, size=k, rng=gen)
         if exponential_radius:
             g = gen.standard_normal((k, d))

@@ -48,9 +48,7 @@ Example
 
 from __future__ import annotations
 
-import itertools
 import math
-import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
@@ -85,9 +83,9 @@ from dpcore.limits import check_params
 from dpcore.lloyd_kernel import assign_accumulate
 from dpcore.noise import add_l2_exponential, add_laplace
 from dpcore.privacy import PrivacyLeakWarning, PureDP
-from dpcore.privacy_grid import calibrate_lloyd_histogram, grid_bins
+from dpcore.privacy_grid import calibrate_lloyd_histogram, grid_histogram, grid_poisson_sample
 from dpcore.rng import RNGLike, as_generator
-from dpcore.threads import single_threaded_blas
+from dpcore.threads import row_chunks, single_threaded_blas
 
 __all__ = [
     "DPLloyd",
@@ -104,9 +102,6 @@ __all__ = [
 # Rows per distance block: a block of X (≈ 4096 × d doubles) and its distances stay in cache;
 # measured ≈ 5× faster than one n × k product on Covertype (566k × 54, k = 25).
 _BLOCK_ROWS = 4096
-# Worker threads of the Lloyd loop (numpy and BLAS release the GIL) and the least rows per thread.
-_N_THREADS = min(2, os.cpu_count() or 1)
-_MIN_ROWS_PER_THREAD = 2048
 PRESETS = ("paper", "auto")
 
 
@@ -275,10 +270,8 @@ def dp_lloyd(
     history = [centers]
     # Row chunks processed by a thread each; BLAS limited to one thread per chunk (OpenBLAS's own
     # threads on small blocks are slow, catastrophically so on a shared machine).
-    n = X.shape[0]
-    n_chunks = max(1, min(_N_THREADS, n // _MIN_ROWS_PER_THREAD))
-    bounds = np.linspace(0, n, n_chunks + 1).astype(int)
-    chunks = [slice(a, b) for a, b in itertools.pairwise(bounds)]
+    chunks = row_chunks(X.shape[0])
+    n_chunks = len(chunks)
 
     def stats(c: np.ndarray, sl: slice) -> tuple[np.ndarray, np.ndarray]:
         return lloyd_statistics(X[sl], c, None if w is None else w[sl])
@@ -413,7 +406,8 @@ class DPLloyd:
         Per-point loss ψ(x_i) (Theorem 6) of the training points (ε(1, x_i) without sampling);
         only with ``diagnostics=True``.
     sample_indices_, sample_weights_, probabilities_ : arrays
-        Only when sampled: the kept rows, their weights 1/q and every point's q.
+        Only when sampled: the kept rows, their weights 1/q and every point's q
+        (``probabilities_`` with ``q_grid`` only when ``diagnostics=True``: a whole-data array).
     """
 
     def __init__(
@@ -594,13 +588,13 @@ class DPLloyd:
         k, eps = self._check_params()
         X = self._check_X(X)
         gen = as_generator(self.rng)
-        x_sq = self._squared_norms(X)
         n_rows, d = X.shape
         dom = self._domain(d)
         t, share = self._budget(eps, n_rows, d, k, dom)
         private = math.isfinite(eps)
         if private and self.sampler == "privacy" and self.q_grid is not None:
-            return self._fit_privacy_grid(X, x_sq, dom, k, eps, t, share, gen)
+            return self._fit_privacy_grid(X, dom, k, eps, t, share, gen)
+        x_sq = self._squared_norms(X)
         X, n_out = dom.clip(X, norms=None if dom.is_box else np.sqrt(x_sq))
         if n_out:
             what = "lie outside bounds" if dom.is_box else f"have norm > radius={dom.radius:g}"
@@ -647,17 +641,21 @@ class DPLloyd:
         self.privacy_ = PureDP(cal.epsilon)
         self.n_features_in_ = S.shape[1]
 
-    def _fit_privacy_grid(self, X, x_sq, dom, k, eps, t, share, gen) -> DPLloyd:
+    def _fit_privacy_grid(self, X, dom, k, eps, t, share, gen) -> DPLloyd:
         """Privacy-constrained sampling on the public norm grid (:mod:`dpcore.privacy_grid`).
 
-        One pass for the sensitivity norms of the *unclipped* rows: clamping to the domain only
-        shortens s(x) (each coordinate moves towards the centre), and q_priv grows with s while
-        ψ falls with q (Prop. 17), so q = q_priv(min(s, r)) rounded up to the grid keeps ψ ≤ ε*.
-        Only the sampled rows are clipped.
+        One compiled pass over the *unclipped* rows gives every point's bin of its sensitivity
+        norm s and the histogram: clamping to the domain only shortens s(x) (each coordinate
+        moves towards the centre), and q_priv grows with s while ψ falls with q (Prop. 17), so
+        q = q_priv(min(s, r)) rounded up to the grid keeps ψ ≤ ε*. Only the sampled rows are
+        clipped; thinning draws ≈ n q̄ variates, not n. Every point's q (``probabilities_``) and
+        loss (a second pass) only with ``diagnostics=True``.
         """
-        s = dom.sensitivity_norms(X, x_sq)
-        bins = grid_bins(s, dom.radius, int(self.q_grid))
-        counts = np.bincount(bins, minlength=int(self.q_grid) + 1)
+        center = dom.center if np.any(dom.center != 0) else None
+        bins, counts, finite = grid_histogram(X, dom.radius, int(self.q_grid), center)
+        if not finite:
+            self._squared_norms(X)  # raises the message for NaN, ±inf or overflowing rows
+            raise ValueError("X has rows whose squared norm is not finite")
         if self.sample_size is not None:
             warnings.warn("sampler='privacy' with a sample_size chooses the noise from the norms "
                           "of all points (Σ q = m); pass sample_size=None for the data-"
@@ -666,17 +664,16 @@ class DPLloyd:
         cal, table = calibrate_lloyd_histogram(counts, epsilon=eps, dim=X.shape[1],
                                                radius=dom.radius, n_iter=t,
                                                sample_size=self.sample_size, count_share=share)
-        q = table[bins]
-        # Definition 5 as in poisson_sample, without re-validating q (a table of probabilities).
-        idx = np.flatnonzero(gen.random(q.shape[0]) < q)
-        w = 1.0 / q[idx]
+        idx, w = grid_poisson_sample(bins, table, counts, rng=gen)
         S, n_out = dom.clip(X[idx])
         if n_out:
             warnings.warn("some points lie outside the declared domain; they were clipped to it "
                           "(the guarantee needs every point inside)", UserWarning, stacklevel=3)
-        self.sample_indices_, self.sample_weights_, self.probabilities_ = idx, w, q
+        self.sample_indices_, self.sample_weights_ = idx, w
         self._run(S, w, dom, k, t, share, cal, gen)
         if self.diagnostics:
+            self.probabilities_ = q = table[bins]
+            s = dom.sensitivity_norms(X)
             slopes = lloyd_profile(np.minimum(s, dom.radius), beta_sum=cal.beta_sum,
                                    beta_count=cal.beta_count, n_iter=t).slopes
             self.individual_epsilon_ = amplified_epsilon(q, np.where(q > 0, slopes / q, 0.0))

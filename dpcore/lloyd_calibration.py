@@ -200,20 +200,34 @@ class LloydCalibration:
     noise_constant: float
 
 
-def _rootfind_log(f: Callable[[float], float], lo: float, grow: float = 2.0) -> float:
-    """Root of a decreasing f on [lo, ∞) with f(lo) ≥ 0, in log scale (B spans many decades)."""
-    if f(lo) <= 0:
+def _rootfind_log(f: Callable[[float], float], lo: float, grow: float = 2.0,
+                  f_lo: float | None = None) -> float:
+    """Root of a decreasing f on [lo, ∞) with f(lo) ≥ 0, in log scale (B spans many decades).
+
+    Every point is evaluated once (brentq re-evaluates the bracket's ends; ``f_lo`` is f(lo)
+    when the caller has it): f is a pass over the data or a histogram, the cost of a fit.
+    """
+    seen: dict[float, float] = {}
+
+    def g(u: float) -> float:
+        if u not in seen:
+            seen[u] = f(math.exp(u))
+        return seen[u]
+
+    u_lo = math.log(lo)
+    if f_lo is not None:
+        seen[u_lo] = f_lo
+    if g(u_lo) <= 0:
         return lo
-    hi = lo * grow
+    step = math.log(grow)
+    u_hi = u_lo + step
     for _ in range(400):
-        if f(hi) < 0:
+        if g(u_hi) < 0:
             break
-        lo, hi = hi, hi * grow
+        u_lo, u_hi = u_hi, u_hi + step
     else:  # pragma: no cover - would need a non-decreasing f
         raise RuntimeError("could not bracket the noise scale")
-    x = optimize.brentq(lambda u: f(math.exp(u)), math.log(lo), math.log(hi), xtol=1e-13,
-                        rtol=1e-13)
-    return math.exp(x)
+    return math.exp(optimize.brentq(g, u_lo, u_hi, xtol=1e-13, rtol=1e-13))
 
 
 def _privacy_noise_for_size(expected_m: Callable[[float], float], bs_full: float,
@@ -230,7 +244,7 @@ def _privacy_noise_for_size(expected_m: Callable[[float], float], bs_full: float
             f"at ‖x‖ = r) gives an expected sample size of {m_free:.6g}; the largest feasible "
             f"sample_size is {math.floor(m_free):d}"
         )
-    return _rootfind_log(lambda b: expected_m(b) - m, bs_full), m
+    return _rootfind_log(lambda b: expected_m(b) - m, bs_full, f_lo=m_free - m), m
 
 
 def calibrate_lloyd(

@@ -15,7 +15,8 @@ sum in row order. The additions happen in the same order as the sparse product a
 compiles with ``nogil=True``: the Lloyd loop's threads run truly in parallel.
 
 numba (PyPI) compiles it on first use and caches the machine code next to this file
-(``cache=True``; ≈ 1 s the very first time on a machine, then ~0.1 s per process).
+(:func:`dpcore.compiled.nogil_jit`; ≈ 1 s the very first time on a machine, then ~0.1 s per
+process).
 
 Measured (``benchmarks/bench_kmeans.py``, idle 2-core machine, Covertype rows, d = 54, k = 25,
 T = 10): DPLloyd 0.72–0.82× scikit-learn's Lloyd time at n = 10⁴ (before: 1.5–2.3×) and 0.61× at
@@ -25,7 +26,8 @@ T = 10): DPLloyd 0.72–0.82× scikit-learn's Lloyd time at n = 10⁴ (before: 1
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from dpcore.compiled import nogil_jit
 
 __all__ = ["BLOCK_ROWS", "assign_accumulate"]
 
@@ -35,20 +37,7 @@ __all__ = ["BLOCK_ROWS", "assign_accumulate"]
 BLOCK_ROWS = 256
 
 
-def _compile(fn):
-    """``njit(nogil=True)``, with the on-disk cache when some cache directory is writable.
-
-    numba refuses ``cache=True`` outright (RuntimeError at decoration) when neither the
-    package's ``__pycache__`` nor a user cache directory can be written, e.g. a read-only
-    install under a read-only home: then compile per process instead of failing to import.
-    """
-    try:
-        return njit(nogil=True, cache=True)(fn)
-    except RuntimeError:
-        return njit(nogil=True)(fn)
-
-
-@_compile
+@nogil_jit
 def _kernel(X, neg2_c, c_sq, w, use_w, sums, counts, block):  # pragma: no cover - compiled
     n, d = X.shape
     k = neg2_c.shape[0]

@@ -297,14 +297,16 @@ def test_one_iteration_passes_the_audit_at_its_claimed_epsilon_and_a_weaker_nois
 
 
 def test_threaded_chunks_give_the_same_run(monkeypatch):
-    import dpcore.lloyd as lloyd_mod
+    from dpcore import threads
 
     X, init = blobs(3000, d=3, k=3, seed=9)
     w = np.random.default_rng(0).uniform(1, 2, 3000)
     kw = dict(n_iter=5, beta_sum=0.5, beta_count=0.5, radius=20.0, weights=w)
+    assert len(threads.row_chunks(3000)) == 1
     one = dp_lloyd(X, init, rng=3, **kw)
-    monkeypatch.setattr(lloyd_mod, "_MIN_ROWS_PER_THREAD", 100)
-    monkeypatch.setattr(lloyd_mod, "_N_THREADS", 2)
+    monkeypatch.setattr(threads, "MIN_ROWS_PER_THREAD", 100)
+    monkeypatch.setattr(threads, "N_THREADS", 2)
+    assert len(threads.row_chunks(3000)) == 2
     two = dp_lloyd(X, init, rng=3, **kw)
     np.testing.assert_allclose(two[-1], one[-1], rtol=1e-10, atol=1e-10)
 

@@ -26,8 +26,9 @@ Decisions the paper leaves open (all post-processing of released values, so priv
 * **Centres stay in the ball**: every new centre is projected onto the ball of radius r with
   :func:`dpcore.geometry.clip_to_ball`. The ball is convex and holds all data, so the projection
   never increases a centre's distance to any data point.
-* **Speed**: distances in cache-sized row blocks (BLAS), sums by one sparse product, row chunks
-  on two threads with single-threaded BLAS; ≈ sklearn's Lloyd on Covertype (benchmarks/).
+* **Speed**: each step is one compiled GIL-free pass (:mod:`dpcore.lloyd_kernel`) per row chunk,
+  two chunks on two threads with single-threaded BLAS: 0.6–0.8× scikit-learn's Lloyd time on
+  Covertype rows (``benchmarks/bench_kmeans.py``).
 * **Data outside the ball** are clipped to it (with a warning), never silently: the guarantee
   needs ‖x‖ ≤ r.
 * **Initial centres** are data-independent by default (``init="random_ball"``: k points uniform

@@ -151,7 +151,7 @@ class LloydDomain:
             n_out = int(np.count_nonzero(norms > self.l2_radius * (1 + 1e-12)))
             return clip_to_ball(X, self.l2_radius), n_out
         lo, hi = self.lo, self.hi
-        if np.all(X.min(axis=0) >= lo) and np.all(X.max(axis=0) <= hi):
+        if X.shape[0] == 0 or (np.all(X.min(axis=0) >= lo) and np.all(X.max(axis=0) <= hi)):
             return X, 0
         out = (X < lo) | (X > hi)
         return np.clip(X, lo, hi), int(np.count_nonzero(out.any(axis=1)))
@@ -296,4 +296,4 @@ def declared_n(n: float | None, X_rows: int, *, why: str, stacklevel: int = 3) -
     warnings.warn(f"{why} reads n off the data; pass n= (declared, or privately estimated with "
                   "dpcore.bounds.private_row_count) to keep it public", PrivacyLeakWarning,
                   stacklevel=stacklevel)
-    return float(X_rows)
+    return float(max(X_rows, 1))  # an empty table still gets a (noise-only) release

@@ -487,9 +487,11 @@ class DPLloyd:
 
     @staticmethod
     def _check_X(X) -> np.ndarray:
+        # Zero rows are a data set like any other: the release is then noise around the public
+        # start, never a refusal (a refusal only on ∅ would tell ∅ from one row without noise).
         X = np.asarray(X, dtype=float)
-        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-            raise ValueError(f"X must be a non-empty 2-D array (n, d), got shape {X.shape}")
+        if X.ndim != 2 or X.shape[1] == 0:
+            raise ValueError(f"X must be a 2-D array (n, d) with d ≥ 1, got shape {X.shape}")
         return X
 
     @staticmethod

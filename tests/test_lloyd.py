@@ -350,3 +350,22 @@ def test_count_share_keeps_the_guarantee(sampler):
     km = DPLloyd(3, epsilon=1.0, radius=r, sampler=sampler, count_share=0.2, rng=0).fit(X)
     assert km.privacy_.epsilon == pytest.approx(1.0, rel=1e-8)
     assert 10 / km.beta_count_ == pytest.approx(0.2)
+
+
+def test_an_empty_table_gets_a_noise_release_not_a_refusal():
+    # A refusal only on ∅ tells ∅ from one row with certainty (no noise covers it): every
+    # k-means path releases noisy centres from the public start instead, as for any n.
+    from dpcore.recommended import DPKMeans
+
+    empty, one = np.empty((0, 3)), np.ones((1, 3))
+    for fit in (lambda X: DPLloyd(2, epsilon=1.0, radius=3.0, rng=0).fit(X),
+                lambda X: DPLloyd(2, epsilon=1.0, bounds=(-2, 2), preset="auto", n=100,
+                                  rng=0).fit(X),
+                lambda X: DPLloyd(2, epsilon=1.0, radius=3.0, sampler="privacy", q_grid=64,
+                                  rng=0).fit(X),
+                lambda X: DPKMeans(2, epsilon=1.0, radius=3.0, n=100, rng=0).fit(X)):
+        for X in (empty, one):
+            C = fit(X).cluster_centers_
+            assert C.shape == (2, 3) and np.all(np.isfinite(C))
+    with pytest.warns(PrivacyLeakWarning):  # n read off an empty table: still runs
+        DPLloyd(2, epsilon=1.0, radius=3.0, preset="auto", rng=0).fit(empty)

@@ -132,12 +132,9 @@ def test_fewer_rows_than_k_runs_when_n_is_declared():
         est = MaxCoverKMeans(4, epsilon=1.0, delta=1e-6, radius=2.0, n_public=10, rng=0,
                              preset="paper")
         assert est.fit(rows).cluster_centers_.shape == (4, 2)
-    for rows in (X[:1], X[:3]):  # the default DP-Lloyd stage too, down to one row
+    for rows in (X[:0], X[:1], X[:3]):  # the default DP-Lloyd stage too, down to no row
         est = MaxCoverKMeans(4, epsilon=1.0, delta=1e-6, radius=2.0, n_public=10, rng=0)
         assert est.fit(rows).cluster_centers_.shape == (4, 2)
-    # DPLloyd (hence the default preset) refuses an empty X with a message, like DPKMeans
-    with pytest.raises(ValueError, match="non-empty"):
-        MaxCoverKMeans(4, epsilon=1.0, delta=1e-6, radius=2.0, n_public=10).fit(X[:0])
     with pytest.raises(ValueError, match="n_public=3"):  # public inputs only
         MaxCoverKMeans(4, epsilon=1.0, delta=1e-6, radius=2.0, n_public=3).fit(X)
 

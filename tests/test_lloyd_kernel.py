@@ -91,3 +91,20 @@ def test_halves_add_up_in_threads_and_the_kernel_releases_the_gil():
     np.testing.assert_allclose(out[0][0] + out[1][0], whole[0], rtol=1e-12, atol=1e-9)
     np.testing.assert_array_equal(out[0][1] + out[1][1], whole[1])
     assert _kernel.targetoptions.get("nogil") is True
+
+
+def test_warm_up_loads_every_kernel_with_the_signatures_fits_use():
+    # A server warms up at start (pages/_lifecycle.py) so LLVM's memory is in its baseline; a
+    # fit afterwards must not need another compilation (a new signature would be one).
+    from dpcore.compiled import warm_up
+    from dpcore.lloyd import DPLloyd
+    from dpcore.privacy_grid import _grid_pass
+
+    warm_up()
+    before = (len(_kernel.signatures), len(_grid_pass.signatures))
+    assert min(before) >= 1
+    X = np.random.default_rng(0).normal(size=(500, 3))
+    DPLloyd(2, epsilon=1.0, radius=5.0, rng=0).fit(X)
+    DPLloyd(2, epsilon=1.0, radius=5.0, sampler="privacy", q_grid=32, rng=0).fit(X)
+    DPLloyd(2, epsilon=1.0, bounds=(-5, 5), sampler="privacy", q_grid=32, rng=0).fit(X)
+    assert (len(_kernel.signatures), len(_grid_pass.signatures)) == before

@@ -12,13 +12,14 @@ configured from the public information an analyst has:
   centre error stays within 1 % of the domain (:func:`~dpcore.kmeans_domain.error_budget_n_iter`,
   2 ≤ T ≤ 10), both from Su et al.'s (2016) error model and measured in
   ``benchmarks/bench_kmeans.py``;
-* optionally a private seeding (``seeding="maxcover"``: :class:`dpcore.maxcover.MaxCoverKMeans`
-  (Algorithm 2) on a share of the budget, then DP-Lloyd from its centres; (ε, δ)-DP by basic
-  composition). This is the same code path as ``MaxCoverKMeans(preset="recommended")``, its
-  default. It is **off by default** here because it does not measurably help DPKMeans
-  (``benchmarks/bench_maxcover.py``, docs/dp_kmeans.md "Private seeding": at ε = 1 on the same
-  ball, seeds 5–9, it is 6 % worse on letter-like data, 8 % worse on MNIST, 1 % better on
-  KDD-like data, at 13–70× the time).
+* optionally a private seeding (``seeding="maxcover"``: the partition of
+  :meth:`dpcore.maxcover.MaxCoverKMeans.fit_partition`, Algorithm 2's lines 1–19, on a share of
+  the budget; DP-Lloyd's first round averages it instead of NoisyAVG and gets one round more;
+  (ε, δ)-DP by basic composition). This is the same code path as
+  ``MaxCoverKMeans(preset="recommended")``, its default. It is **off by default** here because
+  it does not measurably help DPKMeans (``benchmarks/bench_maxcover.py``, docs/dp_kmeans.md
+  "Private seeding": at ε = 1 on the same ball, fresh seeds 10–19, it is 2.5 % worse on
+  letter-like data, 5 % worse on MNIST, 1.6 % better on KDD-like data, at 10–85× the time).
 
 n is public: declare it (``n=``, or estimate it privately with
 :func:`dpcore.bounds.private_row_count` and pay for it); otherwise it is read off the data with a

@@ -2,9 +2,9 @@
 
 Issue 15 targets (max-cover at defaults): ≤ 2 s on 20k × 16, ≤ 15 s on MNIST (k = 10), time
 exponent ≤ 1.2 from 10⁴ to 3·10⁵ rows, cost no worse than DPLloyd's at the same ε once its DP
-Lloyd rounds run. The defaults (``preset="recommended"``) are Algorithm 2 on 0.7 of ε, then the
-recommended budget-aware DP-Lloyd from its centres; ``final_lloyd=True`` is the paper's one
-NoisyAVG round (``preset="paper"``).
+Lloyd rounds run. The defaults (``preset="recommended"``) are Algorithm 2's lines 1–19 on 0.2 of
+ε, then the recommended budget-aware DP-Lloyd whose first round averages their partition;
+``final_lloyd=True`` is the paper's one NoisyAVG round (``preset="paper"``).
 
 Quality rows: medians over ``--seeds`` seeds (default 5) of each seed's cost ÷ DPLloyd's cost at
 the same seed (the acceptance ratio, first column), cost ÷ scikit-learn ``KMeans(n_init=10)``,

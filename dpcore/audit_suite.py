@@ -156,8 +156,8 @@ _MC0 = np.random.default_rng(0).uniform(-0.5, 0.5, size=(200, 2))
 
 def _maxcover(epsilon: float, *, leak_n: bool = False):
     """One max-cover fit's first centre coordinate; ``leak_n`` adds a step that reads n (the
-    broken twin: with ε capped by NoisyAVG's 1/3 share, less noise alone is not detectable in a
-    few hundred whole fits)."""
+    broken twin: a few hundred whole fits cannot resolve a noise scale that is merely too small,
+    e.g. an uncharged partition round)."""
     from dpcore.maxcover import MaxCoverKMeans
 
     def one(X: np.ndarray, rng: np.random.Generator) -> float:
@@ -342,9 +342,11 @@ def _cases() -> list[Case]:
     Xa = np.zeros((40, 1))
     cases += [
         Case("MaxCoverKMeans (end to end)", "k = 1, ε = 1, δ = 1e-6, radius 1, defaults "
-             "(Algorithm 2 on 0.7 ε and δ, then DP-Lloyd on 0.3 ε: basic composition); D₀ = 200 "
+             "(Algorithm 2's lines 1–19 on 0.2 ε and all of δ, then DP-Lloyd on 0.8 ε whose "
+             "first round averages their partition: basic composition); D₀ = 200 "
              "rows uniform in [−0.5, 0.5]², D₁ = D₀ + (1, 0); statistic: first centre coordinate; "
-             "slow: one draw is a whole fit (≈ 0.2 s), hence 300 draws", ApproxDP(1.0, 1e-6),
+             "slow tier: one draw is a whole fit (a few ms at this size), 300 draws",
+             ApproxDP(1.0, 1e-6),
              _maxcover(1.0), _maxcover(1.0, leak_n=True), "leaks the parity of n", _MC0,
              np.vstack([_MC0, [[_R, 0.0]]]), 300, slow=True),
         Case("Balcan et al. 2017: private partition level", "one level, ε_ℓ = 1, threshold "

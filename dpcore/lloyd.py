@@ -35,6 +35,11 @@ Decisions the paper leaves open (all post-processing of released values, so priv
   in the ball of radius r/2 — see :func:`random_ball_centers`). The paper's "k random data
   points" is ``init="sample"`` and warns with :class:`~dpcore.privacy.PrivacyLeakWarning`,
   because the analysis treats the initial centres as public.
+* **A public first partition** (``init_assign``): the first iteration may assign each point by
+  a given public per-row map instead of the nearest initial centre (max-cover's partition,
+  :class:`dpcore.recommended.DPKMeans`). Each point still lands in exactly one cluster by a
+  function of that point and public values only, so the iteration's release and its ε are
+  those of any other iteration.
 
 Example
 -------
@@ -247,6 +252,7 @@ def dp_lloyd(
     rng: RNGLike = None,
     min_count: float = 1.0,
     domain: LloydDomain | None = None,
+    first_assign=None,
 ) -> list[np.ndarray]:
     """Weighted DP-Lloyd (Algorithm 2): T noisy Lloyd steps from ``init_centers``.
 
@@ -254,6 +260,11 @@ def dp_lloyd(
     or in ``domain`` (:mod:`dpcore.kmeans_domain`; then ``radius`` is not needed). With a box
     the noisy release is of the shifted sums Σ w (x − c) = Σ w x − c Σ w (no copy of X), and
     the centres are clamped to the box.
+    ``first_assign`` (optional): a callable mapping a block of rows (m, d) to their cluster
+    labels (m,) in [0, k), used by the first iteration instead of the nearest initial centre.
+    It must be a fixed public function of each row alone (e.g. the nearest released max-cover
+    proxy centre after the public JL projection); the iteration's ε is then unchanged. A
+    cluster it leaves (noisily) empty keeps its initial centre, as in any iteration.
 
     Returns
     -------
@@ -274,7 +285,14 @@ def dp_lloyd(
     chunks = row_chunks(X.shape[0])
     n_chunks = len(chunks)
 
-    def stats(c: np.ndarray, sl: slice) -> tuple[np.ndarray, np.ndarray]:
+    def stats(c: np.ndarray, sl: slice, assign=None) -> tuple[np.ndarray, np.ndarray]:
+        if assign is not None:
+            labels = np.asarray(assign(X[sl]), dtype=np.int64)
+            if labels.shape != (X[sl].shape[0],) or (
+                    labels.size and (labels.min() < 0 or labels.max() >= c.shape[0])):
+                raise ValueError(f"first_assign must return one label in [0, {c.shape[0]}) "
+                                 "per row")
+            return cluster_sums(X[sl], labels, c.shape[0], None if w is None else w[sl])
         return lloyd_statistics(X[sl], c, None if w is None else w[sl])
 
     # the calling thread takes the first chunk itself: one thread wake-up fewer per iteration
@@ -283,11 +301,12 @@ def dp_lloyd(
         with single_threaded_blas():
             for it in range(int(n_iter)):
                 checkpoint(it / int(n_iter), f"DP-Lloyd iteration {it + 1} of {int(n_iter)}")
+                assign = first_assign if it == 0 else None
                 if pool is None:
-                    sums, counts = stats(centers, chunks[0])
+                    sums, counts = stats(centers, chunks[0], assign)
                 else:
-                    rest = [pool.submit(stats, centers, sl) for sl in chunks[1:]]
-                    parts = [stats(centers, chunks[0])] + [f.result() for f in rest]
+                    rest = [pool.submit(stats, centers, sl, assign) for sl in chunks[1:]]
+                    parts = [stats(centers, chunks[0], assign)] + [f.result() for f in rest]
                     sums = np.sum([p[0] for p in parts], axis=0)
                     counts = np.sum([p[1] for p in parts], axis=0)
                 prev = centers
@@ -379,6 +398,11 @@ class DPLloyd:
         uniform in the middle half of the box). "sample": k distinct points of the (sampled)
         data, the paper's choice; warns :class:`~dpcore.privacy.PrivacyLeakWarning` because it is
         not covered by the guarantee. An array is used as given (clipped to the domain).
+    init_assign : callable, optional
+        A public partition for the first iteration: maps a block of rows (m, d) to labels in
+        [0, k) (see :func:`dp_lloyd`'s ``first_assign``; it must depend on each row and public
+        values only). The initial centres then only serve clusters the first iteration leaves
+        (noisily) empty. Used by :class:`dpcore.recommended.DPKMeans` for max-cover's partition.
     min_count : float
         Noisy counts below this keep the previous centre (see :func:`noisy_lloyd_update`).
     count_share : float in (0, 1) or "auto", optional
@@ -431,6 +455,7 @@ class DPLloyd:
         min_count: float = 1.0,
         count_share: float | str | None = None,
         rng: RNGLike = None,
+        init_assign=None,
     ) -> None:
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -446,6 +471,7 @@ class DPLloyd:
         self.diagnostics = diagnostics
         self.lam = lam
         self.init = init
+        self.init_assign = init_assign
         self.min_count = min_count
         self.count_share = count_share
         self.rng = rng
@@ -634,7 +660,8 @@ class DPLloyd:
         """DP-Lloyd on the (sampled) rows S and the fitted attributes."""
         history = dp_lloyd(S, self._initial_centers(S, k, dom, gen), n_iter=t,
                            beta_sum=cal.beta_sum, beta_count=cal.beta_count, domain=dom,
-                           weights=w, rng=gen, min_count=self.min_count)
+                           weights=w, rng=gen, min_count=self.min_count,
+                           first_assign=self.init_assign)
         self.cluster_centers_ = history[-1]
         self.history_ = history
         self.calibration_ = cal

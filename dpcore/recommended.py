@@ -12,13 +12,14 @@ configured from the public information an analyst has:
   centre error stays within 1 % of the domain (:func:`~dpcore.kmeans_domain.error_budget_n_iter`,
   2 ≤ T ≤ 10), both from Su et al.'s (2016) error model and measured in
   ``benchmarks/bench_kmeans.py``;
-* optionally a private seeding (``seeding="maxcover"``: :class:`dpcore.maxcover.MaxCoverKMeans`
-  (Algorithm 2) on a share of the budget, then DP-Lloyd from its centres; (ε, δ)-DP by basic
-  composition). This is the same code path as ``MaxCoverKMeans(preset="recommended")``, its
-  default. It is **off by default** here because it does not measurably help DPKMeans
-  (``benchmarks/bench_maxcover.py``, docs/dp_kmeans.md "Private seeding": at ε = 1 on the same
-  ball, seeds 5–9, it is 6 % worse on letter-like data, 8 % worse on MNIST, 1 % better on
-  KDD-like data, at 13–70× the time).
+* optionally a private seeding (``seeding="maxcover"``: the partition of
+  :meth:`dpcore.maxcover.MaxCoverKMeans.fit_partition`, Algorithm 2's lines 1–19, on a share of
+  the budget; DP-Lloyd's first round averages it instead of NoisyAVG and gets one round more;
+  (ε, δ)-DP by basic composition). This is the same code path as
+  ``MaxCoverKMeans(preset="recommended")``, its default. It is **off by default** here because
+  it does not measurably help DPKMeans (``benchmarks/bench_maxcover.py``, docs/dp_kmeans.md
+  "Private seeding": at ε = 1 on the same ball, fresh seeds 10–19, it is 2.5 % worse on
+  letter-like data, 5 % worse on MNIST, 1.6 % better on KDD-like data, at 10–85× the time).
 
 n is public: declare it (``n=``, or estimate it privately with
 :func:`dpcore.bounds.private_row_count` and pay for it); otherwise it is read off the data with a
@@ -37,7 +38,6 @@ Example
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -55,6 +55,9 @@ SEEDINGS = (None, "moments", "maxcover")
 _CHUNK = 16384
 #: Share of the reported progress taken by the max-cover seeding (it dominates the run time).
 _SEEDING_PROGRESS = 0.8
+#: DP-Lloyd rounds added for max-cover's partition (its first round averages that partition,
+#: the job NoisyAVG had in Algorithm 2): T = the error-budget rule's T + 1.
+PARTITION_ROUNDS = 1
 
 class DPKMeans:
     """Recommended ε-DP k-means (see the module docstring).
@@ -82,10 +85,12 @@ class DPKMeans:
         Importance sampling as in :class:`~dpcore.lloyd.DPLloyd`; ``sampler="privacy"`` uses the
         one-pass histogram calibration (:mod:`dpcore.privacy_grid`).
     seeding : None, "moments" or "maxcover"
-        Private initial centres: "moments" — a private per-feature mean and spread
-        (``seed_share`` of ε, box only; pure DP); "maxcover" — :class:`dpcore.maxcover.
-        MaxCoverKMeans` (ball of the box's half-diagonal around its centre) with ``seed_share``
-        of ε and ``delta``. Neither measurably helped (module docstring), so None is the default.
+        Private start: "moments" — initial centres from a private per-feature mean and spread
+        (``seed_share`` of ε, box only; pure DP); "maxcover" — the partition of
+        :meth:`dpcore.maxcover.MaxCoverKMeans.fit_partition` (Algorithm 2's lines 1–19 on the
+        ball of the box's half-diagonal around its centre, ``seed_share`` of ε and ``delta``),
+        averaged by DP-Lloyd's first round (one round more than the error model's T). Neither
+        is the default (module docstring).
     seed_share : float in (0, 1), optional
         The seeding's share of ε. Default: 0.2 for "moments"; for "maxcover"
         :data:`dpcore.maxcover.estimator.DEFAULT_SEED_SHARE`, the split of
@@ -102,6 +107,7 @@ class DPKMeans:
     privacy_ : PureDP or ApproxDP (with seeding)
     lloyd_ : DPLloyd, the fitted DP-Lloyd stage (n_iter_, count_share_, domain_, …)
     seeding_ : MaxCoverKMeans or None
+        The fitted max-cover seeding (``partition_``, ``proxy_centers_``, ``budget_``, …).
     """
 
     def __init__(
@@ -155,12 +161,12 @@ class DPKMeans:
         if t == "auto":  # resolved by DPLloyd (error_budget_n_iter), which needs a public n
             n_pub = declared_n(self.n, X.shape[0], why="DPKMeans(n_iter='auto')")
             t = None
-        init, eps_lloyd, self.seeding_ = "random_ball", eps, None
+        init, eps_lloyd, self.seeding_, assign = "random_ball", eps, None, None
         # progress: the seeding (most of the time) then the DP-Lloyd rounds, one rising fraction
         split = _SEEDING_PROGRESS if self.seeding == "maxcover" else 0.0
         with substep(0.0, split):
             if self.seeding == "maxcover":
-                init, eps_lloyd = self._maxcover_seeds(X, eps, gen)
+                eps_lloyd, assign = self._maxcover_partition(X, eps, gen)
             elif self.seeding == "moments" and math.isfinite(eps):
                 init, eps_lloyd = self._moment_seeds(X, eps, gen)
         with substep(split, 1.0):
@@ -169,8 +175,15 @@ class DPKMeans:
                 sum_noise=self.sum_noise, n_iter=t, preset="auto", count_share=self.count_share,
                 sampler=self.sampler, sample_size=self.sample_size,
                 q_grid=DEFAULT_GRID if self.sampler == "privacy" else None, diagnostics=False,
-                init=init, rng=gen,
-            ).fit(X)
+                init=init, init_assign=assign, rng=gen,
+            )
+            if assign is not None and t is None:
+                # the partition round averages max-cover's partition (what NoisyAVG did) and
+                # does not count against the rounds the error model allows DP-Lloyd itself
+                t_rule, _ = lloyd._budget(eps_lloyd, X.shape[0], X.shape[1], k,
+                                          lloyd._domain(X.shape[1]))
+                lloyd.n_iter = t_rule + PARTITION_ROUNDS
+            lloyd.fit(X)
         self.lloyd_ = lloyd
         self.cluster_centers_ = lloyd.cluster_centers_
         self.n_iter_, self.count_share_ = lloyd.n_iter_, lloyd.count_share_
@@ -224,7 +237,17 @@ class DPKMeans:
         C = mean + sd * gen.standard_normal((int(self.n_clusters), h.size))
         return np.clip(C, -h, h) + c, (1.0 - share) * eps
 
-    def _maxcover_seeds(self, X, eps, gen) -> tuple[np.ndarray, float]:
+    def _maxcover_partition(self, X, eps, gen) -> tuple[float, object]:
+        """Max-cover's partition on ``seed_share``·ε and δ: (DP-Lloyd's ε, the partition map).
+
+        :meth:`MaxCoverKMeans.fit_partition` (Algorithm 2's lines 1–19, ball of the box's
+        half-diagonal around its centre) releases the proxy centres S''; their partition
+        (nearest S'' after the public JL projection) is DP-Lloyd's first assignment, so the
+        first round's noisy sums and counts replace NoisyAVG (lines 20–22). The rest of ε goes
+        to DP-Lloyd; the composition is (ε₁, δ) + ε₂ (module docstring).
+        """
+        from dataclasses import replace
+
         from dpcore.maxcover.estimator import DEFAULT_SEED_SHARE, MaxCoverKMeans
 
         share = self._share(DEFAULT_SEED_SHARE)
@@ -237,16 +260,14 @@ class DPKMeans:
         else:
             center, radius = np.zeros(X.shape[1]), float(self.radius)
         n_pub = None if self.n is None else int(self.n)
-        # preset="paper": Algorithm 2 (plus any rounds seeding_params asks for), no DP-Lloyd
         params = {**(self.seeding_params or {}), "preset": "paper"}
-        with warnings.catch_warnings():
-            # NoisyAVG's 1/3 clamp (a function of the public ε) leaves part of the share
-            # unspent; it goes to DP-Lloyd below, so the total is still the requested ε
-            warnings.filterwarnings("ignore", message=r"the .* share gives ε", category=UserWarning)
-            mc = MaxCoverKMeans(self.n_clusters, epsilon=share * eps, delta=float(self.delta),
-                                radius=radius, n_public=n_pub, rng=gen, **params).fit(X - center)
+        shifted = np.any(center != 0)
+        mc = MaxCoverKMeans(self.n_clusters, epsilon=share * eps, delta=float(self.delta),
+                            radius=radius, n_public=n_pub, rng=gen, **params
+                            ).fit_partition(X - center if shifted else X)
         self.seeding_ = mc
-        return mc.cluster_centers_ + center, eps - mc.privacy_.epsilon
+        part = replace(mc.partition_, shift=center) if shifted else mc.partition_
+        return eps - mc.privacy_.epsilon, part
 
     def predict(self, X) -> np.ndarray:
         """Index of the nearest learned centre for each row of X."""

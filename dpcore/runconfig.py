@@ -316,7 +316,7 @@ _BUILTIN: list[tuple] = [
         "MaxCoverKMeans",
         estimator_runner({"centers": "cluster_centers_"}),
         "k-means by JL, grids and exponential-mechanism max cover (paper 003), then "
-        "budget-aware DP-Lloyd from its centres (preset='paper': the paper's configuration)",
+        "budget-aware DP-Lloyd from its partition (preset='paper': the paper's configuration)",
     ),
     (
         "noisy_average",

@@ -115,8 +115,8 @@ _ALGORITHMS: list[ClusteringAlgorithm] = [
         "Max-cover k-means", "maxcover_kmeans", "dpcore.maxcover:MaxCoverKMeans",
         lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "delta": delta,
                                      "radius": r, "n_public": n},
-        "exponential-mechanism max cover on grids (paper 003) on 0.7 ε, then budget-aware "
-        "DP-Lloyd from its centres",
+        "exponential-mechanism max cover on grids (paper 003) on 0.2 ε, then budget-aware "
+        "DP-Lloyd from its partition",
     ),
     ClusteringAlgorithm(
         "FriendlyCore k-means", "friendlycore_kmeans",

@@ -325,6 +325,7 @@ def test_samplers_give_same_utility_on_an_easy_instance():
             proj_dim=2,
             sampler=sampler,
             budget_split={"em": 0.9, "counts": 0.06, "average": 0.04},
+            preset="paper",  # Algorithm 2 alone: its proxy set is what the samplers shape
             rng=16,
         )
         costs[sampler] = kmeans_cost(X, est.fit(X).cluster_centers_)
@@ -343,8 +344,12 @@ def test_samplers_give_same_utility_on_an_easy_instance():
         (dict(epsilon=-1.0), "epsilon"),
         (dict(radius=-1.0), "radius"),
         (dict(n_clusters=11), "n_public"),
-        (dict(budget_split={"em": 0.5, "counts": 0.5}), "keys"),
-        (dict(budget_split={"em": 0.5, "counts": 0.3, "average": 0.3}), "sum to 1"),
+        # Algorithm 2's split (preset="paper"); the recommended seeding's has em and counts only
+        (dict(preset="paper", budget_split={"em": 0.5, "counts": 0.5}), "keys"),
+        (dict(preset="paper", budget_split={"em": 0.5, "counts": 0.3, "average": 0.3}),
+         "sum to 1"),
+        (dict(budget_split={"em": 0.5, "counts": 0.3, "average": 0.2}), "keys"),
+        (dict(budget_split={"em": 0.5, "counts": 0.6}), "sum to 1"),
     ],
 )
 def test_bad_input(kw, match):

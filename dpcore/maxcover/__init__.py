@@ -47,8 +47,9 @@ Pieces, in the order of Algorithm 2:
 * :class:`MaxCoverKMeans`: Algorithm 2 end to end, ``privacy_`` from Theorem 6.1 (+ the final
   rounds by basic composition), with Lemma 6.2's charge valid for every ε_E
   (:func:`em_privacy_loss`; the paper's e·ε_E·ln(1/δ_E)/2 needs ε_E ≤ 2). By default
-  (``preset="recommended"``) Algorithm 2 runs on 0.7 of ε and the recommended budget-aware
-  DP-Lloyd (:class:`dpcore.recommended.DPKMeans`) continues from its centres; ``final_lloyd``
+  (``preset="recommended"``) Algorithm 2's lines 1–19 run on 0.2 of ε and the recommended
+  budget-aware DP-Lloyd (:class:`dpcore.recommended.DPKMeans`) averages their partition in its
+  first round (instead of NoisyAVG) and continues; ``final_lloyd``
   / ``lloyd_rounds`` / ``preset="paper"`` give the paper's configuration (Sec. 7).
 
 Modules: ``accounting`` (Thm 6.1, Lemma 6.2, budget split), ``averaging`` (Alg. 1), ``grid``
@@ -60,10 +61,12 @@ from dpcore.maxcover.accounting import (
     DEFAULT_BUDGET_SPLIT,
     DEFAULT_BUDGET_SPLIT_WITH_LLOYD,
     NOISY_AVG_MAX_EPSILON,
+    SEEDING_BUDGET_SPLIT,
     BudgetSplit,
     em_privacy_loss,
     privacy_cost,
     split_budget,
+    split_seeding_budget,
 )
 from dpcore.maxcover.averaging import (
     NoisyAverage,
@@ -73,6 +76,7 @@ from dpcore.maxcover.averaging import (
 from dpcore.maxcover.cover import private_grid_set_cover
 from dpcore.maxcover.estimator import (
     MaxCoverKMeans,
+    ProxyPartition,
     auto_grid_stride,
     noisy_candidate_counts,
     prune_proxy_weights,
@@ -97,10 +101,12 @@ __all__ = [
     "DEFAULT_BUDGET_SPLIT",
     "DEFAULT_BUDGET_SPLIT_WITH_LLOYD",
     "NOISY_AVG_MAX_EPSILON",
+    "SEEDING_BUDGET_SPLIT",
     "BudgetSplit",
     "LevelSchedule",
     "MaxCoverKMeans",
     "NoisyAverage",
+    "ProxyPartition",
     "auto_grid_stride",
     "em_privacy_loss",
     "prune_proxy_weights",
@@ -114,4 +120,5 @@ __all__ = [
     "private_grid_set_cover",
     "project_to_unit_ball",
     "split_budget",
+    "split_seeding_budget",
 ]

@@ -121,7 +121,14 @@ class BudgetSplit:
 
     @property
     def guarantee(self) -> ApproxDP:
-        """Total guarantee: Theorem 6.1 composed with the final round (basic composition)."""
+        """Total guarantee: Theorem 6.1 composed with the final round (basic composition).
+
+        ``eps_G == 0`` is the seeding split (:func:`split_seeding_budget`): lines 1–19 only, so
+        the exponential mechanism's (L_E, δ_E) plus the Laplace counts' ε_L.
+        """
+        if self.eps_G == 0:
+            loss = em_privacy_loss(self.eps_E, self.delta_E, self.em_bound)
+            return ApproxDP(loss + self.eps_L, self.delta_E)
         g: Guarantee = privacy_cost(
             self.eps_E, self.eps_L, self.eps_G, self.delta_E, self.delta_G, em_bound=self.em_bound
         )
@@ -204,6 +211,61 @@ def split_budget(
         lloyd_rounds=rounds,
         em_bound=em_bound,
     )
+
+
+#: Shares of the seeding's ε (:func:`split_seeding_budget`): the em/counts ratio of
+#: :data:`DEFAULT_BUDGET_SPLIT` (0.5 : 0.17), renormalised without NoisyAVG's share.
+SEEDING_BUDGET_SPLIT: dict[str, float] = {
+    key: DEFAULT_BUDGET_SPLIT[key] / (DEFAULT_BUDGET_SPLIT["em"] + DEFAULT_BUDGET_SPLIT["counts"])
+    for key in ("em", "counts")
+}
+
+
+def split_seeding_budget(
+    epsilon: float,
+    delta: float,
+    fractions: Mapping[str, float] | None = None,
+    *,
+    em_bound: str = "exact",
+) -> BudgetSplit:
+    """Budget of Algorithm 2's lines 1–19 alone (candidates, proxy counts, S''), as a seeding.
+
+    Under ``MaxCoverKMeans(preset="recommended")`` / ``DPKMeans(seeding="maxcover")`` NoisyAVG
+    (lines 20–22) is not run: DP-Lloyd's first round averages the same partition with its own
+    pure-ε noise. So the exponential mechanism gets the ``"em"`` share of ε and **all** of δ
+    (δ_E = δ: nothing else uses δ), the Laplace counts the ``"counts"`` share. The guarantee
+    is (L_E + ε_L, δ) = (ε, δ) exactly (Theorem 6.1 without the ε_G term).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The seeding's budget, ε > 0 and 0 < δ < 1.
+    fractions : mapping, optional
+        Shares of ε for ``"em"`` and ``"counts"``, summing to 1; default
+        :data:`SEEDING_BUDGET_SPLIT`.
+    em_bound : {"exact", "paper"}
+        Lemma 6.2's charge, see :func:`em_privacy_loss`.
+
+    Returns
+    -------
+    BudgetSplit
+        With ``eps_G = delta_G = 0`` (no averaging step) and no final rounds.
+    """
+    epsilon, delta = _check_privacy(epsilon, delta)
+    fractions = dict(SEEDING_BUDGET_SPLIT if fractions is None else fractions)
+    if set(fractions) != {"em", "counts"}:
+        raise ValueError(
+            "budget_split of the max-cover seeding (no NoisyAVG: DP-Lloyd averages the "
+            f"partition) must have exactly the keys ['counts', 'em'], got {sorted(fractions)}"
+        )
+    vals = np.array([float(fractions["em"]), float(fractions["counts"])])
+    if not np.all(np.isfinite(vals)) or np.any(vals <= 0) or abs(vals.sum() - 1.0) > 1e-9:
+        raise ValueError(f"budget_split fractions must be > 0 and sum to 1, got {fractions}")
+    eps_E = em_epsilon_for(vals[0] * epsilon, delta, em_bound)
+    if em_bound == "paper":
+        em_privacy_loss(eps_E, delta, "paper")  # refuses ε_E > 2 (a public-input check)
+    return BudgetSplit(eps_E=eps_E, delta_E=delta, eps_L=vals[1] * epsilon, eps_G=0.0,
+                       delta_G=0.0, em_bound=em_bound)
 
 
 def _clamp_noisy_avg(eps: float, what: str) -> float:

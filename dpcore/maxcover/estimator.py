@@ -5,14 +5,20 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
 from dpcore.cancel import checkpoint
-from dpcore.geometry import nearest_center
+from dpcore.geometry import clip_to_ball, nearest_center
 from dpcore.limits import check_approx_range, check_params
 from dpcore.lloyd import cluster_sums, lloyd_statistics
-from dpcore.maxcover.accounting import _check_approx, _check_privacy, split_budget
+from dpcore.maxcover.accounting import (
+    _check_approx,
+    _check_privacy,
+    split_budget,
+    split_seeding_budget,
+)
 from dpcore.maxcover.averaging import (
     _check_radius,
     _clip_with_warning,
@@ -29,10 +35,11 @@ from dpcore.rng import RNGLike, as_generator
 AUTO_BALL_POINTS = 12.0
 
 PRESETS = ("auto", "recommended", "paper")
-#: ``preset="recommended"``: the share of ε that Algorithm 2 (the seeding) gets; DP-Lloyd gets
-#: the rest. Chosen from 0.3/0.5/0.7 in ``benchmarks/bench_maxcover.py`` (docs/dp_kmeans.md,
-#: "Max-cover k-means followed by DP-Lloyd").
-DEFAULT_SEED_SHARE = 0.7
+#: ``preset="recommended"``: the share of ε that Algorithm 2's lines 1–19 (the seeding: the
+#: partition) get; DP-Lloyd gets the rest. Chosen from 0.1–0.47 on seeds 0–9 of
+#: ``benchmarks/bench_maxcover.py``'s three data sets (docs/dp_kmeans.md, "Max-cover k-means
+#: followed by DP-Lloyd"): 0.2 had the lowest median cost on all three; checked on seeds 10–19.
+DEFAULT_SEED_SHARE = 0.2
 #: Parameters of Algorithm 2 itself, passed on to the seeding under ``preset="recommended"``.
 _ALGORITHM2_PARAMS = ("approx", "budget_split", "proj_dim", "sampler", "grid_stride",
                       "em_bound", "prune_proxy")
@@ -141,6 +148,40 @@ def _weighted_kmeans(
     return best
 
 
+@dataclass(frozen=True, eq=False)
+class ProxyPartition:
+    """Algorithm 2's partition (lines 20–21) as a public per-row map: the nearest proxy centre.
+
+    x ↦ argmin_j ‖y(x) − S''_j‖ with y(x) = clip_1(T (x − shift)/((1 + ε)·radius)) (lines 2–5,
+    the same arithmetic as :func:`~dpcore.maxcover.grid.project_to_unit_ball`). The JL matrix T
+    is drawn independently of the data, S'' is a function of the released proxy counts, and
+    radius, ε (``approx``) and ``shift`` are public: a row's label depends on that row alone,
+    so DP-Lloyd may use this map for an iteration's assignment at that iteration's ε.
+
+    Attributes
+    ----------
+    projection : (d', d) array, T
+    centers : (k, d') array, S''
+    radius : float, the public radius of Algorithm 2's ball
+    approx : float, the approximation constant ε
+    shift : (d,) array or None, subtracted from rows first (the ball's centre in X's coordinates)
+    """
+
+    projection: np.ndarray
+    centers: np.ndarray
+    radius: float
+    approx: float
+    shift: np.ndarray | None = None
+
+    def __call__(self, X) -> np.ndarray:
+        """Labels (m,) of the rows of X (m, d); T·(x − c) = T·x − T·c, so no copy of X."""
+        Y = np.asarray(X, dtype=float) @ self.projection.T
+        if self.shift is not None:
+            Y -= self.projection @ self.shift
+        Y *= 1.0 / ((1.0 + self.approx) * self.radius)
+        return nearest_center(clip_to_ball(Y, 1.0), self.centers)[0]
+
+
 class MaxCoverKMeans:
     """DP k-means by exponential-mechanism max cover on grids (Algorithms 2 and 3).
 
@@ -165,16 +206,18 @@ class MaxCoverKMeans:
     preset : {"auto", "recommended", "paper"}
         What runs after Algorithm 2. ``"paper"``: nothing, or the paper's ``final_lloyd`` /
         ``lloyd_rounds`` NoisyAVG rounds (Sec. 7) on the ``budget_split`` shares.
-        ``"recommended"``: Algorithm 2 on ``seed_share``·ε and all of δ, then the recommended
-        budget-aware DP-Lloyd (:class:`dpcore.recommended.DPKMeans`: T and the count/sum split
-        from Su et al.'s error model, L2 noise on the ball) from its centres on the rest of ε
-        (including any part of the share NoisyAVG's 1/3 cap leaves unspent); (ε, δ)-DP by
-        basic composition. ``"auto"`` (default): ``"paper"`` when ``final_lloyd``
+        ``"recommended"``: Algorithm 2's lines 1–19 (:meth:`fit_partition`: candidates,
+        proxy counts, S'') on ``seed_share``·ε and all of δ, then the recommended budget-aware
+        DP-Lloyd (:class:`dpcore.recommended.DPKMeans`: T and the count/sum split from Su et
+        al.'s error model, L2 noise on the ball) on the rest of ε, whose first round averages
+        Algorithm 2's partition (lines 20–21) with DP-Lloyd's pure-ε noise instead of NoisyAVG
+        (line 22) and gets one round more than the error model's T; (ε, δ)-DP by basic
+        composition. ``"auto"`` (default): ``"paper"`` when ``final_lloyd``
         or ``lloyd_rounds`` is given (the paper's configuration, e.g. the reproduction's),
         else ``"recommended"``.
     seed_share : float in (0, 1), optional
-        ``preset="recommended"`` only: Algorithm 2's share of ε (default
-        :data:`DEFAULT_SEED_SHARE`).
+        ``preset="recommended"`` only: the share of ε of Algorithm 2's lines 1–19 (default
+        :data:`DEFAULT_SEED_SHARE`, 0.2).
     final_lloyd : bool
         Run one DP Lloyd round (NoisyAVG per cluster in R^d, spec §4.3) after Algorithm 2, as the
         paper's experiments do (Sec. 7); it takes the ``"lloyd"`` share of the budget.
@@ -212,11 +255,15 @@ class MaxCoverKMeans:
     ----------
     cluster_centers_ : (k, d) array
     privacy_ : ApproxDP
-        The whole fit's guarantee (with ``"recommended"``: Algorithm 2's + DP-Lloyd's ε, δ).
+        The whole fit's guarantee (with ``"recommended"``: lines 1–19's (ε₁, δ) + DP-Lloyd's
+        ε₂).
     preset_ : str, the preset used (``preset`` resolved)
-    seed_centers_ : (k, d) array, Algorithm 2's centres (before any Lloyd round)
+    seed_centers_ : (k, d) array, Algorithm 2's centres: its NoisyAVG averages (``"paper"``) or
+        DP-Lloyd's first round, the average of its partition (``"recommended"``)
+    partition_ : ProxyPartition, ``"recommended"`` / :meth:`fit_partition` only: the public map
+        row ↦ nearest proxy centre that DP-Lloyd's first round uses
     lloyd_ : DPLloyd or None, the fitted DP-Lloyd stage of ``"recommended"`` (n_iter_, …)
-    budget_ : BudgetSplit (of Algorithm 2's share under ``"recommended"``)
+    budget_ : BudgetSplit (of the seeding's share under ``"recommended"``, ``eps_G = 0``)
     candidates_ : (|C|, d') array, the released candidate grid points
     proxy_weights_ : (|C|,) array, the noisy counts max(0, round(n_c + Lap(1/ε_L))), pruned
         (``prune_proxy``)
@@ -293,7 +340,7 @@ class MaxCoverKMeans:
                 f"approx={self.approx} > 0.5: the paper's utility analysis assumes ε ≤ 0.5 "
                 "(its constants need 1 − ε − ε² > 0); privacy is unaffected",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         _check_privacy(self.epsilon, self.delta)
         radius = _check_radius(self.radius)
@@ -323,14 +370,14 @@ class MaxCoverKMeans:
             return int(bool(self.final_lloyd))
         return int(self.lloyd_rounds)
 
-    def fit(self, X, y=None) -> MaxCoverKMeans:
-        """Run Algorithm 2 (and the optional final DP Lloyd round); returns self."""
+    def _start(self, X) -> tuple[np.ndarray, int, int, np.random.Generator]:
+        """Validated (clipped) X, k, the public n and the generator (shared by both fits)."""
         check_params(n_clusters=self.n_clusters, epsilon=self.epsilon, delta=self.delta,
                      radius=self.radius, required=True)  # dpcore.limits ranges (issue 14)
         check_approx_range(self.approx)
         X, k = self._validate(X)
         gen = as_generator(self.rng)
-        n, d = X.shape
+        n = X.shape[0]
         if self.n_public is None:
             from dpcore.privacy import PrivacyLeakWarning
 
@@ -338,16 +385,18 @@ class MaxCoverKMeans:
                 f"n_public not given: the schedule uses the data's size n={n}, which the paper "
                 "treats as public (pass n_public to make that explicit)",
                 PrivacyLeakWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
-            n_pub = n
-        else:
-            n_pub = int(self.n_public)
+            return X, k, n, gen
+        return X, k, int(self.n_public), gen
+
+    def fit(self, X, y=None) -> MaxCoverKMeans:
+        """Run Algorithm 2 (and the optional final DP Lloyd round); returns self."""
+        X, k, n_pub, gen = self._start(X)
         self.preset_ = self._preset()
         if self.preset_ == "recommended":
             return self._fit_recommended(X, k, n_pub, gen)
         self.lloyd_ = None
-        approx = float(self.approx)
         radius = float(self.radius)
         rounds = self._rounds()
         budget = split_budget(
@@ -358,6 +407,66 @@ class MaxCoverKMeans:
             lloyd_rounds=max(rounds, 1),
             em_bound=self.em_bound,
         )
+        Y, S2 = self._proxy_stage(X, k, n_pub, gen, budget)
+        # Lines 20–22: partition D' by S'', NoisyAVG in R^d.
+        lab, _ = nearest_center(Y, S2)
+        centers = noisy_cluster_averages(
+            X, lab, k, radius=radius, epsilon=budget.eps_G, delta=budget.delta_G, rng=gen
+        )
+        self.seed_centers_ = centers
+        m = self.schedule_.m
+        for _ in range(rounds):  # Sec. 7 / spec §4.3: DP Lloyd rounds, NoisyAVG per cluster
+            checkpoint((m + 1) / (m + 2), "max-cover: DP Lloyd rounds")
+            sums, counts = lloyd_statistics(X, centers)
+            centers = _noisy_averages_from_statistics(
+                sums,
+                counts,
+                radius=radius,
+                epsilon=budget.eps_lloyd / rounds,
+                delta=budget.delta_lloyd / rounds,
+                rng=gen,
+            )
+        self.cluster_centers_ = centers
+        self.privacy_ = budget.guarantee
+        self.budget_ = budget
+        return self
+
+    def fit_partition(self, X, y=None) -> MaxCoverKMeans:
+        """Algorithm 2's lines 1–19 only: the max-cover *seeding* of ``preset="recommended"``.
+
+        Runs the candidate levels (exponential mechanism), the Laplace proxy counts and Lloyd on
+        the proxy set D'' with the whole (``epsilon``, ``delta``), split by
+        :func:`~dpcore.maxcover.accounting.split_seeding_budget` (``budget_split`` takes the
+        keys ``"em"`` and ``"counts"``; all of δ goes to the exponential mechanism). Instead of
+        NoisyAVG's centres it releases the partition of lines 20–21 as a public map,
+        ``partition_`` (:class:`ProxyPartition`), which :class:`dpcore.recommended.DPKMeans`
+        hands to DP-Lloyd's first round (``DPLloyd(init_assign=...)``). ``privacy_`` is
+        (L_E + ε_L, δ) = (``epsilon``, ``delta``). No ``cluster_centers_``.
+
+        Why not NoisyAVG: its count threshold (5/ε_G)·ln(2/δ_G) and Gaussian scale
+        5Δ·sqrt(2 ln(3.5/δ))/(4 ε_G m̂) are far larger than DP-Lloyd's pure-ε noise for the same
+        average (at ε_G = 0.23, δ = n^−1.5, n = 20 000: clusters below ≈ 340 points fall back to
+        a uniform point of the whole ball, and a 2 000-point cluster's centre moves by ≈ 2.3
+        in 16-d), so its centres were poor starts that two DP-Lloyd rounds did not repair.
+        """
+        if self._rounds() > 0:
+            raise ValueError("fit_partition runs Algorithm 2's lines 1–19 only; final_lloyd / "
+                             "lloyd_rounds do not apply (use fit with preset='paper')")
+        X, k, n_pub, gen = self._start(X)
+        budget = split_seeding_budget(self.epsilon, self.delta, self.budget_split,
+                                      em_bound=self.em_bound)
+        self._proxy_stage(X, k, n_pub, gen, budget)
+        self.partition_ = ProxyPartition(self.projection_, self.proxy_centers_,
+                                         float(self.radius), float(self.approx))
+        self.privacy_ = budget.guarantee
+        self.budget_ = budget
+        return self
+
+    def _proxy_stage(self, X, k: int, n_pub: int, gen, budget) -> tuple[np.ndarray, np.ndarray]:
+        """Lines 1–19 on the split ``budget``: the projected data Y and the proxy centres S''."""
+        n, d = X.shape
+        approx = float(self.approx)
+        radius = float(self.radius)
         d_prime = int(self.proj_dim) if self.proj_dim else max(1, int(math.log(n_pub) / 2))
         # Lines 1–5: data-independent JL + public scaling + radial clip.
         T = jl_matrix(d, d_prime, gen)  # first draw of rng: identical for neighbouring data
@@ -392,27 +501,8 @@ class MaxCoverKMeans:
         w = np.maximum(0.0, np.round(noisy_candidate_counts(Y, C, budget.eps_L, rng=gen)))
         if self.prune_proxy:
             w = prune_proxy_weights(w, k, budget.eps_L)
-        # Line 19: Lloyd on D''; lines 20–22: partition D' by S'', NoisyAVG in R^d.
+        # Line 19: Lloyd on D''.
         S2 = _weighted_kmeans(C, w, k, gen)
-        lab, _ = nearest_center(Y, S2)
-        centers = noisy_cluster_averages(
-            X, lab, k, radius=radius, epsilon=budget.eps_G, delta=budget.delta_G, rng=gen
-        )
-        self.seed_centers_ = centers
-        for _ in range(rounds):  # Sec. 7 / spec §4.3: DP Lloyd rounds, NoisyAVG per cluster
-            checkpoint((sched.m + 1) / (sched.m + 2), "max-cover: DP Lloyd rounds")
-            sums, counts = lloyd_statistics(X, centers)
-            centers = _noisy_averages_from_statistics(
-                sums,
-                counts,
-                radius=radius,
-                epsilon=budget.eps_lloyd / rounds,
-                delta=budget.delta_lloyd / rounds,
-                rng=gen,
-            )
-        self.cluster_centers_ = centers
-        self.privacy_ = budget.guarantee
-        self.budget_ = budget
         self.candidates_ = C
         self.proxy_weights_ = w
         self.proxy_centers_ = S2
@@ -422,15 +512,14 @@ class MaxCoverKMeans:
         self.n_features_in_ = d
         self.grid_stride_ = stride
         self.stats_ = {**stats, "levels": sched.m, "k_prime": k_prime, "candidates": C.shape[0]}
-        return self
+        return Y, S2
 
     def _fit_recommended(self, X: np.ndarray, k: int, n_pub: int, gen) -> MaxCoverKMeans:
         """``preset="recommended"``: :class:`~dpcore.recommended.DPKMeans` seeded by Algorithm 2.
 
-        One code path with ``DPKMeans(seeding="maxcover")``: Algorithm 2 (this class,
-        ``preset="paper"``, no rounds) on ``seed_share``·ε and δ, then budget-aware DP-Lloyd from
-        its centres on the ε Algorithm 2 did not use (more than (1 − seed_share)·ε when
-        NoisyAVG's 1/3 cap applies). The guarantee is the exact basic composition of the two
+        One code path with ``DPKMeans(seeding="maxcover")``: :meth:`fit_partition` (lines 1–19)
+        on ``seed_share``·ε and δ, then budget-aware DP-Lloyd on the rest, whose first round
+        averages the released partition. The guarantee is the exact basic composition of the two
         parts' reported guarantees.
         """
         from dpcore.recommended import DPKMeans
@@ -441,9 +530,9 @@ class MaxCoverKMeans:
                       seeding_params=params, rng=gen).fit(X)
         seed: MaxCoverKMeans = km.seeding_
         for name in ("budget_", "candidates_", "proxy_weights_", "proxy_centers_", "schedule_",
-                     "proj_dim_", "projection_", "grid_stride_", "stats_"):
+                     "proj_dim_", "projection_", "grid_stride_", "stats_", "partition_"):
             setattr(self, name, getattr(seed, name))
-        self.seed_centers_ = seed.cluster_centers_
+        self.seed_centers_ = km.lloyd_.history_[1]
         self.lloyd_ = km.lloyd_
         self.cluster_centers_ = km.cluster_centers_
         self.privacy_ = km.privacy_

@@ -211,7 +211,9 @@ def test_run_config_clear_error_or_correct_release(cfg):
             record("run configuration", "clear error")
             return
     C = np.asarray(res.released["centers"])
+    # the ball the mechanism was given: the data section's, else the one in params
     r = res.config["data"]["radius"]
+    r = res.config["params"]["radius"] if r is None else r
     cols = res.config["data"]["columns"]
     d = len(cols) if cols else X_SMALL.shape[1]  # a column selection narrows the released centres
     assert C.shape == (res.config["params"]["n_clusters"], d) and np.isfinite(C).all()

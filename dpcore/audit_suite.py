@@ -140,10 +140,13 @@ def _dplloyd_cases() -> list[Case]:
     X0[:, 1] = np.tile([0.5, -0.5], 200)
     X1 = np.vstack([X0, [[_R, 0.0]]])
     for sampler, kw in (("uniform", {"sample_size": 100}), ("coreset", {"sample_size": 100}),
-                        ("privacy", {})):
+                        ("privacy", {}), ("privacy", {"q_grid": 64})):
+        grid = " (norm grid, thinned sampling)" if "q_grid" in kw else ""
+        how = "q_grid = 64" if grid else "the app's sampler path"
+        m = ", m = 100" if "sample_size" in kw else ""
         cases.append(Case(
-            f"DP-Lloyd + {sampler} sampler", f"k = 1, n_iter = 1, ε = 1 delivered (sampled run "
-            f"calibrated by the app's sampler path{', m = 100' if kw else ''}); D₀ = 400 rows "
+            f"DP-Lloyd + {sampler} sampler{grid}", f"k = 1, n_iter = 1, ε = 1 delivered (sampled "
+            f"run calibrated by {how}{m}); D₀ = 400 rows "
             "at (0, ±0.5), D₁ = D₀ + (1, 0); statistic: first centre coordinate; slow (a fit "
             "per draw)", ApproxDP(1.0, 0.0), _dplloyd(1.0, sampler, **kw),
             *_lloyd_broken(sampler, kw), X0, X1, 2_000 if sampler == "coreset" else 10_000,

@@ -483,7 +483,7 @@ class DPLloyd:
         # box domain or the budget-aware preset
         check_params(epsilon=self.epsilon, n_clusters=self.n_clusters, lam=self.lam,
                      required=True)
-        check_params(n_iter=self.n_iter, radius=self.radius)
+        check_params(n_iter=self.n_iter, radius=self.radius, sample_size=self.sample_size)
         k = self.n_clusters
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"n_clusters must be an integer ≥ 1, got {k!r}")

@@ -369,3 +369,11 @@ def test_an_empty_table_gets_a_noise_release_not_a_refusal():
             assert C.shape == (2, 3) and np.all(np.isfinite(C))
     with pytest.warns(PrivacyLeakWarning):  # n read off an empty table: still runs
         DPLloyd(2, epsilon=1.0, radius=3.0, preset="auto", rng=0).fit(empty)
+
+
+def test_sample_size_is_validated_even_where_it_is_unused():
+    # fuzz: epsilon=inf, no sampler, sample_size=[1] reached float([1]) (a TypeError traceback)
+    X = np.zeros((10, 2))
+    for bad in ([1], "x", 0):
+        with pytest.raises(ValueError, match="sample_size must be"):
+            DPLloyd(2, epsilon=math.inf, radius=3.0, sample_size=bad, rng=0).fit(X)

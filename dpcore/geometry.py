@@ -19,7 +19,7 @@ import numpy as np
 
 from dpcore.limits import ParameterError
 
-__all__ = ["clip_to_ball", "nearest_center", "row_norms", "squared_distances"]
+__all__ = ["clip_to_ball", "nearest_center", "overflow_error", "row_norms", "squared_distances"]
 
 # Blocks of at most 4096 rows and 4 MiB of distances: cache-sized blocks measured 2.5x faster
 # than 32 MiB ones on Covertype (566k x 54, k = 25).
@@ -27,7 +27,8 @@ _BLOCK_ROWS = 4096
 _BLOCK_BYTES = 4 * 2**20
 
 
-def _overflow_error(what: str) -> ParameterError:
+def overflow_error(what: str) -> ParameterError:
+    """The error for squared norms or distances beyond the float64 range (data too large)."""
     return ParameterError(
         "data", f"{what} exceed the float64 range (values above about 1e154); rescale the data "
         "(e.g. divide by a power of ten) — dpcore supports |value| ≤ 1e100")
@@ -62,7 +63,7 @@ def row_norms(X: np.ndarray, squared: bool = False) -> np.ndarray:
         with np.errstate(over="ignore"):
             redo = norms * norms
         if np.isinf(redo[fine]).any():
-            raise _overflow_error("squared row norms")
+            raise overflow_error("squared row norms")
         sq = sq.copy()
         sq[idx] = redo
         return sq
@@ -87,7 +88,7 @@ def squared_distances(X: np.ndarray, C: np.ndarray) -> np.ndarray:
         D += c_sq[None, :]
     np.maximum(D, 0.0, out=D)
     if not np.isfinite(D).all() and np.isfinite(X).all() and np.isfinite(C).all():
-        raise _overflow_error("squared distances")
+        raise overflow_error("squared distances")
     return D
 
 
@@ -140,7 +141,7 @@ def nearest_center(
             sq_dist[start:stop] = D[np.arange(stop - start), lab] + x_sq[start:stop]
     np.maximum(sq_dist, 0.0, out=sq_dist)
     if not np.isfinite(sq_dist).all() and np.isfinite(c_sq).all() and np.isfinite(x_sq).all():
-        raise _overflow_error("squared distances")
+        raise overflow_error("squared distances")
     return labels, sq_dist
 
 

@@ -62,7 +62,7 @@ import numpy as np
 from scipy import sparse
 
 from dpcore.cancel import checkpoint
-from dpcore.geometry import _overflow_error, clip_to_ball, nearest_center, row_norms
+from dpcore.geometry import clip_to_ball, nearest_center, overflow_error, row_norms
 from dpcore.importance import (
     SAMPLERS,
     LloydCalibration,
@@ -160,7 +160,7 @@ def lloyd_statistics(
             raise ValueError(f"weights must have shape ({X.shape[0]},), got {weights.shape}")
     sums, counts, finite = assign_accumulate(X, C, weights)
     if not finite and np.isfinite(C).all() and np.isfinite(X).all():  # NaN rows: caller's
-        raise _overflow_error("squared distances")
+        raise overflow_error("squared distances")
     return sums, counts
 
 
@@ -286,14 +286,14 @@ def dp_lloyd(
     n_chunks = len(chunks)
 
     def stats(c: np.ndarray, sl: slice, assign=None) -> tuple[np.ndarray, np.ndarray]:
-        if assign is not None:
-            labels = np.asarray(assign(X[sl]), dtype=np.int64)
-            if labels.shape != (X[sl].shape[0],) or (
-                    labels.size and (labels.min() < 0 or labels.max() >= c.shape[0])):
-                raise ValueError(f"first_assign must return one label in [0, {c.shape[0]}) "
-                                 "per row")
-            return cluster_sums(X[sl], labels, c.shape[0], None if w is None else w[sl])
-        return lloyd_statistics(X[sl], c, None if w is None else w[sl])
+        rows, wts = X[sl], None if w is None else w[sl]
+        if assign is None:
+            return lloyd_statistics(rows, c, wts)
+        labels = np.asarray(assign(rows), dtype=np.int64)
+        if labels.shape != (rows.shape[0],) or (
+                labels.size and (labels.min() < 0 or labels.max() >= c.shape[0])):
+            raise ValueError(f"first_assign must return one label in [0, {c.shape[0]}) per row")
+        return cluster_sums(rows, labels, c.shape[0], wts)
 
     # the calling thread takes the first chunk itself: one thread wake-up fewer per iteration
     pool = ThreadPoolExecutor(n_chunks - 1) if n_chunks > 1 else None

@@ -23,6 +23,7 @@ from dpcore.importance import (
     _privacy_noise_for_size,
     _split_kappa,
     lloyd_profile,
+    poisson_sample,
     privacy_constrained_weights,
 )
 from dpcore.rng import RNGLike, as_generator
@@ -43,11 +44,10 @@ def grid_bins(norms: np.ndarray, radius: float, grid: int = DEFAULT_GRID) -> np.
     return idx.astype(np.intp)
 
 
-@nogil_jit(fastmath={"reassoc"})  # the sums may vectorise: ≈ 20 % faster, a last-bit change
+@nogil_jit(fastmath={"reassoc"})  # sums may vectorise: 9.6 → 7.1 ms serial, last-bit changes
 def _grid_pass(X, center, scale, grid, bins, counts):  # pragma: no cover - compiled
     # s = ‖x − c‖ as DPLloyd's sensitivity norms compute it (‖x‖² − 2x·c + ‖c‖², floored at 0),
-    # then grid_bins' ⌈s·G/r⌉ clipped to [0, G]; False when some ‖x‖² is not finite. Separate
-    # plain loops for ‖x‖² and x·c: a branch inside one made it 2.5× slower.
+    # then grid_bins' ⌈s·G/r⌉ clipped to [0, G]; False when some ‖x‖² is not finite.
     n, d = X.shape
     shifted = center.shape[0] > 0
     cc = 0.0
@@ -128,9 +128,7 @@ def grid_poisson_sample(
     if qbar <= 0.0:
         return np.empty(0, dtype=np.intp), np.empty(0)
     if qbar > 0.5:  # thinning saves little; one uniform per point
-        q = table[bins]
-        idx = np.flatnonzero(gen.random(n) < q)
-        return idx, 1.0 / q[idx]
+        return poisson_sample(table[bins], rng=gen)
     # Geometric gaps until the walk passes n: one draw of ≈ n q̄ + 8 sd is almost always enough
     size = int(n * qbar + 8.0 * np.sqrt(n * qbar) + 16)
     walks, last = [], -1

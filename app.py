@@ -4,8 +4,8 @@ Run with ``streamlit run app.py`` (or ``make app``). A page appears in the navig
 the dpcore module it is built on imports (issue 7: never a stub page).
 
 Started by ``dpcore app --private DATA --schema SCHEMA --budget B`` (environment variables of
-:mod:`dpcore.curator`), the frame is locked in release mode: no data choice, no mode switch, no
-seed, no budget edit; every page then shows only its release view (``pages/_release.py``).
+:mod:`dpcore.release.curator`), the frame is locked in release mode: no data choice, no mode switch,
+no seed, no budget edit; every page then shows only its release view (``pages/_release.py``).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from dpcore.datasets import SAMPLE_DATASETS
-from dpcore.privacy import PrivacyLedger
-from dpcore.text import md_text
-from dpcore.url_state import app_query_spec, clean_query_params
+from dpcore.app.url_state import app_query_spec, clean_query_params
+from dpcore.core.text import md_text
+from dpcore.data.datasets import SAMPLE_DATASETS
+from dpcore.privacy.guarantees import PrivacyLedger
 from pages._common import (
     DATA_KEYS,
     EPSILON_GRID,
@@ -39,16 +39,20 @@ ROOT = Path(__file__).resolve().parent
 PAGES: list[tuple[str, str, str, tuple[str, ...]]] = [
     ("pages/data.py", "Data", ":material/table:", ()),
     ("pages/importance.py", "Importance sampling", ":material/scatter_plot:",
-     ("dpcore.importance:poisson_sample", "dpcore.lloyd:DPLloyd")),
+     ("dpcore.mechanisms.importance:poisson_sample", "dpcore.mechanisms.lloyd:DPLloyd")),
     ("pages/friendlycore.py", "FriendlyCore", ":material/hub:",
-     ("dpcore.friendlycore:friendly_core", "dpcore.friendlycore:friendly_mean")),
-    ("pages/clustering.py", "Clustering", ":material/bubble_chart:", ("dpcore.lloyd:DPLloyd",)),
-    ("pages/utility.py", "Privacy–utility", ":material/show_chart:", ("dpcore.lloyd:DPLloyd",)),
+     ("dpcore.mechanisms.friendlycore:friendly_core",
+      "dpcore.mechanisms.friendlycore:friendly_mean")),
+    ("pages/clustering.py", "Clustering", ":material/bubble_chart:",
+     ("dpcore.mechanisms.lloyd:DPLloyd",)),
+    ("pages/utility.py", "Privacy–utility", ":material/show_chart:",
+     ("dpcore.mechanisms.lloyd:DPLloyd",)),
     ("pages/sensitivity.py", "Sensitivity sampler", ":material/functions:",
-     ("dpcore.sensitivity:sample_then_respond", "dpcore.statistics:STATISTICS")),
+     ("dpcore.mechanisms.sensitivity:sample_then_respond",
+      "dpcore.mechanisms.sensitivity.statistics:STATISTICS")),
     ("pages/ledger.py", "Privacy ledger", ":material/account_balance:", ()),
     ("pages/tour.py", "Guided tour", ":material/school:",
-     ("dpcore.friendlycore:friend_counts", "dpcore.lloyd:DPLloyd")),
+     ("dpcore.mechanisms.friendlycore:friend_counts", "dpcore.mechanisms.lloyd.estimator:DPLloyd")),
 ]
 
 
@@ -157,8 +161,9 @@ def _url_spec() -> dict:
     """The URL parameters' spec; a module that does not import (its page is hidden) leaves its
     parameter's list empty instead of breaking the frame."""
     lists = {}
-    for name, module, attr in (("algorithms", "dpcore.sweeps", "clustering_algorithms"),
-                               ("statistics", "dpcore.statistics", "STATISTICS")):
+    for name, module, attr in (("algorithms", "dpcore.app.sweeps", "clustering_algorithms"),
+                               ("statistics", "dpcore.mechanisms.sensitivity.statistics",
+                                "STATISTICS")):
         try:
             obj = getattr(importlib.import_module(module), attr)
             lists[name] = list(obj() if callable(obj) else obj)

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dpcore.friendlycore import FriendlyCoreKMeans, friend_counts, friendly_mean
+from dpcore.mechanisms.friendlycore import FriendlyCoreKMeans, friend_counts, friendly_mean
 
 
 def measure(fn: Callable[[], object]) -> tuple[float, float, object]:

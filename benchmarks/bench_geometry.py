@@ -1,4 +1,4 @@
-"""Cost of overflow safety in dpcore.geometry, printed as a markdown table.
+"""Cost of overflow safety in dpcore.data.geometry, printed as a markdown table.
 
 * ``row_norms``: the overflow-exact version against the plain ``sqrt(einsum)`` it replaced
   (the reference, same run): the check is one comparison on the (n,) result, so the ratio
@@ -19,7 +19,7 @@ import tracemalloc
 
 import numpy as np
 
-from dpcore.geometry import clip_to_ball, row_norms
+from dpcore.data.geometry import clip_to_ball, row_norms
 
 
 def reference_row_norms(X: np.ndarray) -> np.ndarray:

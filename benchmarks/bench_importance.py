@@ -6,8 +6,9 @@ Prints a markdown table with, measured in the same run:
    ``KMeans(algorithm="lloyd", n_init=1, max_iter=10, tol=0)`` from the same initial centres
    (target: ratio ≤ 1.5);
 2. privacy-constrained weights for all 566,486 points (target ≤ 0.2 s; the paper's Rust: 0.44 s),
-   closed form (:func:`dpcore.importance.privacy_constrained_weights`) and, for reference, the
-   general bisection (Algorithm 1, :func:`dpcore.importance.solve_privacy_constrained`);
+   closed form (:func:`dpcore.mechanisms.importance.sampling.privacy_constrained_weights`) and, for
+   reference, the general bisection (Algorithm 1,
+   :func:`dpcore.mechanisms.importance.sampling.solve_privacy_constrained`);
 3. the whole sampled pipeline at m = 20000 (weights + Poisson sampling + DP-Lloyd) relative to
    full-data DP-Lloyd (target ≤ 6 %; paper: 4.3 %), and, apart, the search for the noise
    constant B that hits m (not timed by the paper).
@@ -26,7 +27,7 @@ import warnings
 import numpy as np
 from sklearn.cluster import KMeans
 
-from dpcore.importance import (
+from dpcore.mechanisms.importance import (
     LinearProfile,
     calibrate_lloyd,
     lloyd_profile,
@@ -34,7 +35,7 @@ from dpcore.importance import (
     privacy_constrained_weights,
     solve_privacy_constrained,
 )
-from dpcore.lloyd import DPLloyd, dp_lloyd
+from dpcore.mechanisms.lloyd.estimator import DPLloyd, dp_lloyd
 from dpcore.reproduce.importance import load_covertype
 
 
@@ -123,7 +124,8 @@ def main(argv=None) -> int:
                  f"{100 * (pipe + t_cal) / full:.2f} % incl.", ""))
 
     # 4. the whole estimator, B included: exact q (14 passes for B) vs the public norm grid
-    # (one pass, B from a histogram; dpcore.privacy_grid), both against the full-data fit.
+    # (one pass, B from a histogram; dpcore.mechanisms.importance.grid), both against the full-data
+    # fit.
     fit_full, fit_exact, fit_grid = [], [], []
     for rep in range(reps):
         for out, kw in ((fit_full, {}), (fit_exact, {"sampler": "privacy", "sample_size": m}),

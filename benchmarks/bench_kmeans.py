@@ -4,7 +4,7 @@ Prints markdown tables, ratios first:
 
 1. **Utility** — k-means cost ÷ the non-private ``KMeans(n_init=10)`` cost, median (and
    min–max) over seeds, at ε ∈ {0.5, 1, 3}, for
-   the recommended :class:`dpcore.recommended.DPKMeans` (per-feature box, budget-aware T and
+   the recommended :class:`dpcore.estimators.dpkmeans.DPKMeans` (per-feature box, budget-aware T and
    split), ``DPLloyd`` at the paper's configuration (ball, T = 10, Su et al. ratio), and
    IBM diffprivlib 0.6.6 ``KMeans`` given the *same* per-feature box (run in
    ``.venv-diffprivlib`` through ``benchmarks/diffprivlib_env/box_runner.py``; skipped when that
@@ -40,9 +40,9 @@ from pathlib import Path
 import numpy as np
 from sklearn.cluster import KMeans
 
-from dpcore.evaluate import kmeans_cost
-from dpcore.lloyd import DPLloyd
-from dpcore.recommended import DPKMeans
+from dpcore.app.evaluate import kmeans_cost
+from dpcore.estimators.dpkmeans import DPKMeans
+from dpcore.mechanisms.lloyd.estimator import DPLloyd
 from dpcore.reproduce.importance import load_covertype
 from dpcore.reproduce.maxcover import diffprivlib_python, load_mnist
 

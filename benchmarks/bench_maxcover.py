@@ -53,9 +53,9 @@ def _methods(X, k: int, radius: float, box, exact: bool, shares=()):
     """name → factory(seed) of an unfitted estimator (the same public ball or box each)."""
     from sklearn.cluster import KMeans
 
-    from dpcore.lloyd import DPLloyd
-    from dpcore.maxcover import MaxCoverKMeans
-    from dpcore.recommended import DPKMeans
+    from dpcore.estimators.dpkmeans import DPKMeans
+    from dpcore.mechanisms.lloyd.estimator import DPLloyd
+    from dpcore.mechanisms.maxcover import MaxCoverKMeans
 
     n = X.shape[0]
     delta = n**-1.5
@@ -100,7 +100,7 @@ def table(name: str, X, k: int, radius: float, box, *, seeds=range(5), exact=Fal
     time ÷ sklearn), medians over seeds of per-seed ratios."""
     from sklearn.cluster import KMeans
 
-    from dpcore.evaluate import kmeans_cost
+    from dpcore.app.evaluate import kmeans_cost
 
     ref_cost = kmeans_cost(X, KMeans(k, n_init=10, random_state=0).fit(X).cluster_centers_)
     plan = _methods(X, k, radius, box, exact, shares)
@@ -134,8 +134,8 @@ def size_sweep(sizes, k: int = 10, seed: int = 0):
     """Max-cover and scikit-learn times on the 16-d mixture; the fitted exponents."""
     from sklearn.cluster import KMeans
 
-    from dpcore.datasets import gaussian_mixture
-    from dpcore.maxcover import MaxCoverKMeans
+    from dpcore.data.datasets import gaussian_mixture
+    from dpcore.mechanisms.maxcover import MaxCoverKMeans
 
     out = []
     for n in sizes:
@@ -173,7 +173,7 @@ def main(argv=None) -> int:
     ap.add_argument("--share", default="", help="extra seed shares, e.g. 0.3,0.7")
     ap.add_argument("--exact", action="store_true", help="also the paper's grid (slow)")
     args = ap.parse_args(argv)
-    from dpcore.datasets import gaussian_mixture
+    from dpcore.data.datasets import gaussian_mixture
 
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     shares = [float(v) for v in args.share.split(",") if v]

@@ -1,10 +1,12 @@
-"""Benchmark of dpcore.scale: importance-sample 10⁷ × 50 rows from Parquet and cluster them.
+"""Benchmark of dpcore.scale.dask_kmeans: importance-sample 10⁷ × 50 rows from Parquet and cluster
+them.
 
 Generates a Gaussian mixture (k = 25 in 50-d) as Parquet files under ``benchmarks/_data/``
 (gitignored; written file by file, so generation never holds more than one file in memory; kept
 for later runs), then measures, in the same run:
 
-* ``dask``: :func:`dpcore.scale.kmeans` on a ``LocalCluster`` (worker processes): two streaming
+* ``dask``: :func:`dpcore.scale.dask_kmeans.kmeans` on a ``LocalCluster`` (worker processes): two
+streaming
   passes over the files (row counts + private x̃; Poisson coreset sampling), then weighted
   DP-Lloyd on the m ≈ 50 000 sampled rows in memory;
 * the same on the largest prefix that the in-memory path handles here (``--in-memory-rows``;
@@ -74,7 +76,7 @@ def generate(folder: Path, rows: int, cols: int, rows_per_file: int, k: int, see
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from dpcore.datasets import gaussian_mixture
+    from dpcore.data.datasets import gaussian_mixture
 
     manifest = folder / "manifest.json"
     spec = {"rows": rows, "cols": cols, "rows_per_file": rows_per_file, "k": k, "seed": seed}
@@ -100,8 +102,7 @@ def generate(folder: Path, rows: int, cols: int, rows_per_file: int, k: int, see
 
 def run_dask(files: list[str], rows: int, args, client, mean_sq_norm=None) -> dict:
     """Two passes (x̃ estimated privately with 10 % of ε) or one (x̃ declared)."""
-    from dpcore import scale
-
+    from dpcore.scale import dask_kmeans as scale
     pids = {"driver": os.getpid()} | {f"worker{i}": pid for i, pid in
                                       enumerate(client.run(os.getpid).values())}
     stat = {"mean_sq_norm": mean_sq_norm} if mean_sq_norm else {"stat_epsilon": 0.1 * args.epsilon}
@@ -121,7 +122,7 @@ def run_dask(files: list[str], rows: int, args, client, mean_sq_norm=None) -> di
 def run_in_memory(files: list[str], rows: int, args) -> dict:
     import pandas as pd
 
-    from dpcore.lloyd import DPLloyd
+    from dpcore.mechanisms.lloyd.estimator import DPLloyd
 
     with PeakRSS({"driver": os.getpid()}) as mem:
         t0 = time.perf_counter()
@@ -170,7 +171,7 @@ def main(argv=None) -> None:
     results = []
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       dashboard_address=":0") as cluster, Client(cluster) as client:
-        client.run(lambda: __import__("dpcore.scale"))  # warm the workers' imports
+        client.run(lambda: __import__("dpcore.scale.dask_kmeans"))  # warm the workers' imports
         warm = argparse.Namespace(**vars(args) | {"sample_size": per_file / 10})
         run_dask(files[:1], per_file, warm, client)  # and pyarrow's
         big = run_dask(files, args.rows, args, client)
@@ -183,7 +184,8 @@ def main(argv=None) -> None:
                                                        client)))
     results.append(("in-memory", run_in_memory(files[:n_files_mem], rows_mem, args)))
 
-    print(f"\n### dpcore.scale: coreset sample m = {args.sample_size:g} of n × {args.cols}, "
+    print(f"\n### dpcore.scale.dask_kmeans: coreset sample m = {args.sample_size:g} of n × "
+          f"{args.cols}, "
           f"k = {args.k}, T = 10, ε = {args.epsilon:g} ({args.workers} worker processes, "
           f"{os.cpu_count()} cores)\n")
     print("| path | rows | wall s | sampling s | rows/s | sampled m | ε | driver peak GiB "

@@ -19,9 +19,9 @@ import time
 
 import numpy as np
 
-from dpcore import statistics
+from dpcore.mechanisms.sensitivity import statistics
+from dpcore.mechanisms.sensitivity.sampler import sample_sensitivity, sampler_config
 from dpcore.reproduce.sensitivity import svm_oracle
-from dpcore.sensitivity import sample_sensitivity, sampler_config
 
 
 def exp_oracle(size, rng):

@@ -4,8 +4,8 @@ For each mechanism the app and the CLI release, :data:`CASES` holds one :class:`
 configuration it is released in, a worst-case neighbouring pair (D₀, D₁ = D₀ plus one extreme
 row), the claimed (ε, δ) (zCDP claims converted at a stated δ), and a deliberately broken variant
 (noise scale cut, a step that leaks n, FriendlyCore's replacement bug). :func:`run_case` runs
-:func:`dpcore.audit.audit_epsilon` on both: the real mechanism must stay under its claim, the broken
-one must be flagged (lower bound above the claim). ``audit_epsilon`` tries events in both
+:func:`dpcore.privacy.audit.audit_epsilon` on both: the real mechanism must stay under its claim,
+the broken one must be flagged (lower bound above the claim). ``audit_epsilon`` tries events in both
 directions (D₀ vs D₁ and D₁ vs D₀), so one pair audits adding *and* removing the extreme row.
 
 Draw counts: ≥ 10⁴ per input where a draw is cheap; fewer where one draw is a whole fit
@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from dpcore.audit import AuditResult, audit_epsilon
-from dpcore.privacy import ZCDP, ApproxDP
+from dpcore.privacy.audit import AuditResult, audit_epsilon
+from dpcore.privacy.guarantees import ZCDP, ApproxDP
 
 __all__ = ["CASES", "Case", "CaseResult", "markdown_table", "run_case", "run_suite"]
 
@@ -111,7 +111,7 @@ _X1 = np.vstack([_X0, [[_R, 0.0]]])  # one extra row at the radius: the largest 
 
 
 def _dplloyd(epsilon: float, sampler: str | None = None, **kw: Any):
-    from dpcore.lloyd import DPLloyd
+    from dpcore.mechanisms.lloyd.estimator import DPLloyd
 
     def one(X: np.ndarray, rng: np.random.Generator) -> float:
         km = DPLloyd(1, epsilon=epsilon, radius=_R, n_iter=1, sampler=sampler, init="random_ball",
@@ -161,7 +161,7 @@ def _maxcover(epsilon: float, *, leak_n: bool = False):
     """One max-cover fit's first centre coordinate; ``leak_n`` adds a step that reads n (the
     broken twin: a few hundred whole fits cannot resolve a noise scale that is merely too small,
     e.g. an uncharged partition round)."""
-    from dpcore.maxcover import MaxCoverKMeans
+    from dpcore.mechanisms.maxcover import MaxCoverKMeans
 
     def one(X: np.ndarray, rng: np.random.Generator) -> float:
         km = MaxCoverKMeans(1, epsilon=epsilon, delta=1e-6, radius=_R, rng=rng).fit(X)
@@ -172,7 +172,7 @@ def _maxcover(epsilon: float, *, leak_n: bool = False):
 
 def _balcan_partition(eps_level: float):
     """Number of candidates of one private partition level (Balcan et al. step 2)."""
-    from dpcore.baselines.balcan17 import private_partition
+    from dpcore.mechanisms.baselines.balcan17 import private_partition
 
     return _repeat(lambda X, rng: float(private_partition(
         X, half_side=_R, levels=1, eps_level=eps_level, threshold=20.5, rng=rng).shape[0]))
@@ -180,7 +180,7 @@ def _balcan_partition(eps_level: float):
 
 def _balcan_local_search(lam: float):
     """The candidate one private local-search swap picks (k = 1, candidates ±10, Λ = 20)."""
-    from dpcore.baselines.balcan17 import private_local_search
+    from dpcore.mechanisms.baselines.balcan17 import private_local_search
 
     C = np.array([[-10.0], [10.0]])
     return _repeat(lambda X, rng: float(private_local_search(
@@ -189,7 +189,7 @@ def _balcan_local_search(lam: float):
 
 def _balcan(epsilon: float, *, leak_n: bool = False):
     """One Balcan17KMeans fit's first centre coordinate (``leak_n``: the parity-of-n twin)."""
-    from dpcore.baselines.balcan17 import Balcan17KMeans
+    from dpcore.mechanisms.baselines.balcan17 import Balcan17KMeans
 
     def one(X: np.ndarray, rng: np.random.Generator) -> float:
         km = Balcan17KMeans(1, epsilon=epsilon, delta=1e-6, radius=_R, n_public=200,
@@ -201,7 +201,7 @@ def _balcan(epsilon: float, *, leak_n: bool = False):
 
 def _kv18(rho: float):
     """KV18's estimate (one coordinate) as the FriendlyCore page releases it: with the public n."""
-    from dpcore.baselines.kv18 import kv18_mean
+    from dpcore.mechanisms.baselines.kv18 import kv18_mean
 
     return _repeat(lambda X, rng: float(kv18_mean(
         X, rho=rho, sigma=1.0, radius=20.0, n_public=100, rng=rng).estimate[0]))
@@ -213,7 +213,7 @@ def _lsh_coreset(noise_divisor: float = 1.0):
     is the broken twin: the Gaussian sum noise divided by it (e.g. sensitivity 1 taken for Λ)."""
     from unittest import mock
 
-    import dpcore.baselines.lsh_clustering as lsh
+    import dpcore.mechanisms.baselines.lsh_clustering as lsh
 
     real = lsh.lsh_noise_parameters
 
@@ -231,14 +231,14 @@ def _lsh_coreset(noise_divisor: float = 1.0):
 
 
 def _noisy_average(epsilon: float):
-    from dpcore.maxcover import noisy_average
+    from dpcore.mechanisms.maxcover import noisy_average
 
     return _repeat(lambda X, rng: float(
         noisy_average(X, radius=_R, epsilon=epsilon, delta=1e-6, rng=rng).center[0]))
 
 
 def _friendly_filter(rho: float):
-    from dpcore.friendlycore import friendly_core
+    from dpcore.mechanisms.friendlycore import friendly_core
 
     def one(X: np.ndarray, rng: np.random.Generator) -> float:
         res = friendly_core(X, 1.0, rho=rho, delta=1e-6, rng=rng)
@@ -248,7 +248,7 @@ def _friendly_filter(rho: float):
 
 
 def _friendly_mean(rho: float):
-    from dpcore.friendlycore import friend_counts, friendly_mean
+    from dpcore.mechanisms.friendlycore import friend_counts, friendly_mean
 
     def sample(X: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         counts = friend_counts(X, 1.0)
@@ -263,7 +263,7 @@ def _friendly_mean(rho: float):
 
 
 def _fc_kmeans(rho: float, accounting: str = "add_remove"):
-    from dpcore.friendlycore import FriendlyCoreKMeans
+    from dpcore.mechanisms.friendlycore import FriendlyCoreKMeans
 
     def one(X: np.ndarray, rng: np.random.Generator) -> float:
         km = FriendlyCoreKMeans(1, rho=rho, delta=1e-6, radius=1.0, t=300, accounting=accounting,
@@ -274,16 +274,16 @@ def _fc_kmeans(rho: float, accounting: str = "add_remove"):
 
 
 def _coinpress(rho: float):
-    from dpcore.coinpress import coinpress_mean
+    from dpcore.mechanisms.baselines.coinpress import coinpress_mean
 
     return _repeat(
         lambda X, rng: float(coinpress_mean(X, rho=rho, radius=1.0, rng=rng).estimate[0]))
 
 
 def _sensitivity_release(epsilon: float):
-    from dpcore.sensitivity import sample_then_respond
-    from dpcore.sensitivity_population import population_sampler
-    from dpcore.statistics import get_statistic
+    from dpcore.mechanisms.sensitivity.population import population_sampler
+    from dpcore.mechanisms.sensitivity.sampler import sample_then_respond
+    from dpcore.mechanisms.sensitivity.statistics import get_statistic
 
     stat = get_statistic("mean", bounds=[-1.0, 1.0])
     draw = population_sampler("uniform", (-1.0, 1.0), 1)
@@ -299,14 +299,14 @@ _CANDIDATES = np.geomspace(0.01, 10.0, 50)
 
 
 def _norm_quantile(epsilon: float):
-    from dpcore.bounds import private_norm_quantile
+    from dpcore.mechanisms.bounds import private_norm_quantile
 
     return _repeat(lambda X, rng: private_norm_quantile(
         X, 0.5, epsilon=epsilon, lower=0.01, upper=10.0, n_candidates=50, rng=rng).radius)
 
 
 def _row_count(epsilon: float):
-    from dpcore.bounds import private_row_count
+    from dpcore.mechanisms.bounds import private_row_count
 
     def sample(n: int, size: int, rng: np.random.Generator) -> np.ndarray:
         return np.fromiter((private_row_count(n, epsilon=epsilon, rng=rng).value
@@ -317,7 +317,7 @@ def _row_count(epsilon: float):
 
 def _defended(sample: SampleFn, claim: ApproxDP) -> SampleFn:
     """The same mechanism with release-mode (floating-point-safe) noise."""
-    from dpcore.noise import defended_noise
+    from dpcore.privacy.noise import defended_noise
 
     def run(data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
         with defended_noise(claim):
@@ -327,7 +327,7 @@ def _defended(sample: SampleFn, claim: ApproxDP) -> SampleFn:
 
 
 def _dask_mean_sq_norm(epsilon: float):
-    from dpcore.scale import _private_mean_sq_norm
+    from dpcore.scale.dask_kmeans import _private_mean_sq_norm
 
     def one(X: np.ndarray, rng: np.random.Generator) -> float:
         sum_sq = float(np.einsum("ij,ij->", X, X))
@@ -502,11 +502,11 @@ Generated by `python -m dpcore.audit_suite --write docs/privacy_audit.md` (the t
 `tests/test_privacy_audit_suite.py` runs the same cases). For each mechanism, in the
 configuration the app and the CLI release it in, a worst-case neighbouring pair (D₁ = D₀ plus
 one extreme row; the audit tests events in both directions, so adding and removing the row are
-both covered) is sampled; `dpcore.audit.audit_epsilon` turns the draws into a Clopper–Pearson
-lower bound on ε (95 % confidence, event chosen on half the draws, evaluated on the other half) at
-the claimed δ. A mechanism passes when that bound stays under its claim; its deliberately broken
-twin must be flagged (bound above the claim). zCDP claims are converted to (ε, δ) at
-δ = {delta_conv:g}. An audit can prove a mechanism broken, never prove it private.
+both covered) is sampled; `dpcore.privacy.audit.audit_epsilon` turns the draws into a
+Clopper–Pearson lower bound on ε (95 % confidence, event chosen on half the draws, evaluated on the
+other half) at the claimed δ. A mechanism passes when that bound stays under its claim; its
+deliberately broken twin must be flagged (bound above the claim). zCDP claims are converted to (ε,
+δ) at δ = {delta_conv:g}. An audit can prove a mechanism broken, never prove it private.
 
 """
 

@@ -103,8 +103,7 @@ _FLAG_PARAMS = {
 
 def _read_config_file(name: str) -> dict:
     """The ``--config`` file: size- and depth-limited JSON holding an object with known keys."""
-    from dpcore import runconfig
-
+    from dpcore.release import runconfig
     path = Path(name)
     if not path.is_file():
         raise CLIError(f"--config {name!r}: no such file")
@@ -124,8 +123,7 @@ def _read_config_file(name: str) -> dict:
 def _positionals(args: argparse.Namespace, base: dict) -> tuple[str | None, str | None]:
     """(mechanism, data) from the positionals. With --config, one positional that is not a
     mechanism name is the data: the README's ``dpcore run --config run.json data.csv``."""
-    from dpcore import runconfig
-
+    from dpcore.release import runconfig
     mechanism, data = args.mechanism, args.data
     known = set(runconfig.MECHANISMS) | set(runconfig.UNAVAILABLE)
     if args.config and mechanism is not None and data is None and mechanism not in known:
@@ -135,9 +133,9 @@ def _positionals(args: argparse.Namespace, base: dict) -> tuple[str | None, str 
 
 def _build_config(args: argparse.Namespace) -> dict:
     """Merge the --config file and the flags (flags win); validated by the same
-    :func:`dpcore.runconfig.validate_config` that :func:`~dpcore.runconfig.run_config` uses."""
-    from dpcore import runconfig
-
+    :func:`dpcore.release.runconfig.validate_config` that
+    :func:`~dpcore.release.runconfig.run_config` uses."""
+    from dpcore.release import runconfig
     base = _read_config_file(args.config) if args.config else {}
     runconfig.check_config_keys(base)  # unknown keys ("Seed") refused, with a suggestion
     mechanism, source = _positionals(args, base)
@@ -198,7 +196,7 @@ def _run_private(args: argparse.Namespace) -> int:
     no timing, no warning text; a failure is ⊥ with the door's fixed message, and its charge
     stays in the lasting ledger.
     """
-    from dpcore.curator import open_door
+    from dpcore.release.curator import open_door
 
     if args.dask or args.config or args.save_config:
         raise CLIError("--schema (a private table) runs through the release door: --dask, "
@@ -253,8 +251,7 @@ def _run_private(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from dpcore import runconfig
-
+    from dpcore.release import runconfig
     if args.schema or args.budget:
         return _run_private(args)
     if args.out and args.out != "-":  # fail before the work, not after it
@@ -309,9 +306,10 @@ def _dask_client(address: str | None):
 
 
 def _run_dask(args: argparse.Namespace, cfg: dict):
-    """``dpcore run dplloyd DATA --dask``: out-of-core DP-Lloyd (:mod:`dpcore.scale`)."""
-    from dpcore import scale
-    from dpcore.runconfig import RunResult
+    """``dpcore run dplloyd DATA --dask``: out-of-core DP-Lloyd
+    (:mod:`dpcore.scale.dask_kmeans`)."""
+    from dpcore.release.runconfig import RunResult
+    from dpcore.scale import dask_kmeans as scale
 
     if cfg["mechanism"] != "dplloyd":
         raise CLIError(f"--dask runs dplloyd only, not {cfg['mechanism']!r}")
@@ -350,8 +348,7 @@ def _check_out(out: str, suffixes: tuple[str, ...]) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from dpcore import runconfig
-
+    from dpcore.release import runconfig
     for name, mech in sorted(runconfig.MECHANISMS.items()):
         params = ", ".join(
             n if p.default is p.empty else f"{n}={p.default!r}"
@@ -410,7 +407,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def app_path() -> Path:
     """``app.py`` of the checkout this package is installed from (editable install)."""
-    from dpcore.datasets import REPO_ROOT
+    from dpcore.data.datasets import REPO_ROOT
 
     return REPO_ROOT / "app.py"
 
@@ -424,7 +421,7 @@ def cmd_app(args: argparse.Namespace) -> int:
            "--server.headless", "true", "--browser.gatherUsageStats", "false"]
     env = dict(os.environ)
     if args.private or args.schema or args.budget:
-        from dpcore.curator import curator_env
+        from dpcore.release.curator import curator_env
 
         env |= curator_env(args.private, args.schema, args.budget, args.ledger_dir)
         _progress(args, "curator deployment: locked in release mode on "
@@ -441,7 +438,7 @@ def cmd_app(args: argparse.Namespace) -> int:
 
 def cmd_ledger(args: argparse.Namespace) -> int:
     """Curator actions on the lasting ledger: show, export (JSON), reset."""
-    from dpcore.ledger import LastingLedger, list_ledgers
+    from dpcore.privacy.ledger import LastingLedger, list_ledgers
 
     books = list_ledgers(args.ledger_dir)
     if args.key:
@@ -478,8 +475,8 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    from dpcore import limits, scale
-
+    from dpcore.data import limits
+    from dpcore.scale import dask_kmeans as scale
     _check_out(args.out, (".parquet", ".csv", ".npz"))
     if args.radius is None:
         raise CLIError("dpcore sample needs the declared --radius")
@@ -640,7 +637,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # bad input (DataError, BudgetExceededError are ValueErrors): one line, no traceback
             return _fail(exc)
         except RuntimeError as exc:
-            from dpcore.scale import ScaleError
+            from dpcore.scale.dask_kmeans import ScaleError
 
             if not isinstance(exc, ScaleError):
                 raise  # a bug: keep the traceback

@@ -1,7 +1,7 @@
 """Streamlit helpers shared by the frame (``app.py``) and the pages: state, data in use, releases.
 
-Kept small on purpose: the maths lives in ``dpcore``, the figures in ``dpcore.plots``; this module
-only glues widgets and session state to them.
+Kept small on purpose: the maths lives in ``dpcore``, the figures in ``dpcore.app.plots``; this
+module only glues widgets and session state to them.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.bounded_cache import ByteBoundedCache, session_cache
-from dpcore.data import DataError, load_table, numeric_columns
-from dpcore.datasets import SAMPLE_DATASETS, load_sample
-from dpcore.privacy import ApproxDP, PrivacyLedger, RandomDP
-from dpcore.runconfig import make_config, mixture_frame, mixture_source, prepare_matrix
-from dpcore.text import csv_safe_frame, md_text
-from dpcore.ui_state import box_geometry, explore_seed, fingerprint
+from dpcore.app.bounded_cache import ByteBoundedCache, session_cache
+from dpcore.app.ui_state import box_geometry, explore_seed, fingerprint
+from dpcore.core.text import csv_safe_frame, md_text
+from dpcore.data.datasets import SAMPLE_DATASETS, load_sample
+from dpcore.data.tables import DataError, load_table, numeric_columns
+from dpcore.privacy.guarantees import ApproxDP, PrivacyLedger, RandomDP
+from dpcore.release.runconfig import make_config, mixture_frame, mixture_source, prepare_matrix
 
 SYNTHETIC = "mixture"
 UPLOAD = "upload"
@@ -85,7 +85,7 @@ def ledger():
 
 def curator():
     """The curator deployment the server was started with (``dpcore app --private``), or None."""
-    from dpcore.curator import deployment_from_env
+    from dpcore.release.curator import deployment_from_env
 
     return deployment_from_env()
 
@@ -97,7 +97,7 @@ def is_release_mode() -> bool:
 
 @st.cache_resource(show_spinner="Opening the private data set…")
 def _curator_door(data: str, schema: str, budget: str, ledger_dir: str):
-    from dpcore.curator import open_door
+    from dpcore.release.curator import open_door
 
     return open_door(data, schema, budget, ledger_dir or None)
 
@@ -110,7 +110,7 @@ _PUBLIC_RADIUS = ("declared by you", "public bounds", "generator parameters",
 
 def public_description(key: str, df: pd.DataFrame):
     """The public description of a (non-curator) data key, or None without a public radius."""
-    from dpcore.schema import PublicDescription
+    from dpcore.release.schema import PublicDescription
 
     sp = spec(key, df)
     if sp["radius"] is None or not str(sp["radius_from"]).startswith(_PUBLIC_RADIUS):
@@ -133,12 +133,12 @@ def public_description(key: str, df: pd.DataFrame):
 
 
 def release_door():
-    """The :class:`dpcore.release.ReleaseDoor` of the data in use (release mode), or None with
+    """The :class:`dpcore.release.door.ReleaseDoor` of the data in use (release mode), or None with
     the reason shown. The only object through which a release-mode page reaches the data."""
     import os
     import sys
 
-    from dpcore.curator import ENV
+    from dpcore.release.curator import ENV
 
     dep = curator()
     if dep is not None:
@@ -150,8 +150,8 @@ def release_door():
             st.error("The private data set cannot be opened; the curator sees why in the "
                      "server log.")
             return None
-    from dpcore.ledger import LastingLedger, dataset_key
-    from dpcore.release import ReleaseDoor
+    from dpcore.privacy.ledger import LastingLedger, dataset_key
+    from dpcore.release.door import ReleaseDoor
 
     key = st.session_state.get("data") or DATA_KEYS[0]
     df, _, title = raw_frame(key)
@@ -199,7 +199,8 @@ def release_door():
 @dataclass(frozen=True)
 class Dataset:
     """The data set in use, as prepared for the mechanisms (centred on the declared centre and
-    clipped to the declared radius, exactly as :func:`dpcore.runconfig.prepare_matrix` does)."""
+    clipped to the declared radius, exactly as :func:`dpcore.release.runconfig.prepare_matrix`
+    does)."""
 
     key: str
     source: str
@@ -242,7 +243,7 @@ def big_cache() -> ByteBoundedCache:
 
 
 def _mixture_frame(n: int, d: int, k: int, sigma: float, center_radius: float) -> pd.DataFrame:
-    # dpcore.runconfig regenerates the same frame from the configuration's data.source.
+    # dpcore.release.runconfig regenerates the same frame from the configuration's data.source.
     key = ("mixture", n, d, k, sigma, center_radius)
     cache = big_cache()
     df = cache.get(key)
@@ -406,7 +407,8 @@ def download_config(config: dict, key: str) -> None:
         "Run configuration (JSON)", json.dumps(config, indent=2),
         file_name=f"{config['mechanism']}_config.json", mime="application/json", key=key,
         on_click="ignore", icon=":material/download:",
-        help="Re-run with `dpcore run --config FILE` or dpcore.runconfig.run_config(json.load(f)). "
+        help="Re-run with `dpcore run --config FILE` or "
+             "dpcore.release.runconfig.run_config(json.load(f)). "
              "Its outputs are in centred coordinates (the CSVs here add the declared centre "
              "back).",
     )
@@ -437,7 +439,7 @@ def to_table_units(ds: Dataset, M: np.ndarray) -> np.ndarray:
 def projection(ds: Dataset):
     """Plane to draw in: first two principal components in explore mode (read off the data, so
     explore only); the first two columns in release mode."""
-    from dpcore.ui_state import Projection, pca_projection
+    from dpcore.app.ui_state import Projection, pca_projection
 
     if is_release_mode() or ds.d <= 2:
         comps = np.eye(2, ds.d)

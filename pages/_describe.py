@@ -3,13 +3,13 @@
 The user declares, per column, whether it is a feature and its public lower / upper bounds (the
 way OpenDP and SmartNoise declare them); values outside are clamped. Label and ID columns are
 left out by default and bounds are prefilled from what the column *names* suggest
-(:mod:`dpcore.describe`). The centre and radius the mechanisms need follow from the bounds.
+(:mod:`dpcore.app.describe`). The centre and radius the mechanisms need follow from the bounds.
 
 In explore mode, bounds the names do not suggest are prefilled from the data's own min / max so
 that every page works at once; they are marked as read off the data (not private) until the user
 types public ones. The result is stored as a plain dict in the data set's spec under
 ``"public_description"`` (keys ``columns, lower, upper, center, radius, n, scaled``), the shape
-``dpcore.schema.PublicDescription`` is built from.
+``dpcore.release.schema.PublicDescription`` is built from.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.datasets import SAMPLE_DATASETS
-from dpcore.describe import apply_description, describe, excluded_columns, suggest_bounds
-from dpcore.limits import MAX_ABS_VALUE
-from dpcore.text import md_text
+from dpcore.app.describe import apply_description, describe, excluded_columns, suggest_bounds
+from dpcore.core.text import md_text
+from dpcore.data.datasets import SAMPLE_DATASETS
+from dpcore.data.limits import MAX_ABS_VALUE
 from pages._common import UPLOAD, Dataset, is_release_mode, spec
 
 DATA_NOTE = "from the data (not private)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore.export import notebook, python_script
+from dpcore.app.export import notebook, python_script
 from pages._common import download_config, is_release_mode
 
 

@@ -13,12 +13,12 @@ hook for a session's end either.
   loop (what ``close_session`` does for a tab that closes for good: uploaded files, media and
   session caches are released), and
 * when a session disconnected or was expired, or a fit thread ended, since the last pass,
-  trims the allocator (:func:`dpcore.memory.release_memory`): the fit threads' freed
+  trims the allocator (:func:`dpcore.core.memory.release_memory`): the fit threads' freed
   temporaries go back to the system instead of waiting in malloc's free lists.
 
-It sets glibc's thresholds (:func:`dpcore.memory.tune_allocator`) when it starts, and first loads
-the compiled kernels (:func:`dpcore.compiled.warm_up`, ≈ 40 MiB of LLVM and machine code that
-would otherwise count against the first session that fits k-means). Set
+It sets glibc's thresholds (:func:`dpcore.core.memory.tune_allocator`) when it starts, and first
+loads the compiled kernels (:func:`dpcore.core.compiled.warm_up`, ≈ 40 MiB of LLVM and machine code
+that would otherwise count against the first session that fits k-means). Set
 ``DPCORE_MEMORY_LOG=1`` to have the server print its RSS and malloc's in-use / free-held split
 after every trim.
 
@@ -35,8 +35,8 @@ import threading
 import time
 from typing import Any
 
-from dpcore.compiled import warm_up
-from dpcore.memory import allocator_stats, release_memory, resident_bytes, tune_allocator
+from dpcore.core.compiled import warm_up
+from dpcore.core.memory import allocator_stats, release_memory, resident_bytes, tune_allocator
 
 #: Seconds between two passes of the reaper (a pass costs microseconds when nothing ended).
 REAP_SECONDS = 2.0
@@ -135,7 +135,8 @@ def _reap_forever() -> None:
 
 def _real_server() -> bool:
     """True in a Streamlit server; False under AppTest (its Runtime is a mock), so tests in
-    the same process keep glibc's defaults (the tuning slows max-cover ~2×, see dpcore.memory)."""
+    the same process keep glibc's defaults (the tuning slows max-cover ~2×, see
+    dpcore.core.memory)."""
     from streamlit.runtime import Runtime
 
     return Runtime.exists() and isinstance(Runtime.instance(), Runtime)
@@ -143,7 +144,7 @@ def _real_server() -> bool:
 
 def _warm_then_reap() -> None:
     # The compiled kernels' first load (LLVM, ≈ 40 MiB) belongs to the server's start, not to
-    # the first session's memory or time (dpcore.compiled.warm_up).
+    # the first session's memory or time (dpcore.core.compiled.warm_up).
     try:
         warm_up()
     except Exception:  # pragma: no cover - a fit would compile them anyway

@@ -6,8 +6,8 @@ from collections import Counter
 
 import streamlit as st
 
-from dpcore.advice import plain_error, plain_warning
-from dpcore.text import md_text
+from dpcore.app.advice import plain_error, plain_warning
+from dpcore.core.text import md_text
 
 
 def show_plain_warnings(messages: list[str], *, prefix: str = "") -> None:

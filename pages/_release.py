@@ -1,4 +1,4 @@
-"""Release mode of every page: Streamlit views around :class:`dpcore.release.ReleaseDoor`.
+"""Release mode of every page: Streamlit views around :class:`dpcore.release.door.ReleaseDoor`.
 
 Pages keep no release logic: in release mode a page calls one ``*_release_view()`` of this module
 and stops. Everything here reads only public facts (the public description, the ledger, the
@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.privacy import BudgetExceededError
-from dpcore.release import PROXY_ROWS, Release, ReleaseDoor, ReleaseRefused
-from dpcore.runconfig import POINT_OUTPUTS, release_frame
-from dpcore.text import csv_safe_frame, md_text
+from dpcore.core.text import csv_safe_frame, md_text
+from dpcore.privacy.guarantees import BudgetExceededError
+from dpcore.release.door import PROXY_ROWS, Release, ReleaseDoor, ReleaseRefused
+from dpcore.release.runconfig import POINT_OUTPUTS, release_frame
 
 
 def door_or_stop() -> ReleaseDoor:
@@ -122,8 +122,7 @@ def show_releases(page: str, door: ReleaseDoor, *, plane: Sequence[str] | None =
         for what, v in values.items():
             st.markdown(f"**{what}** = {np.round(v, 5).tolist()}")
         if centres:
-            from dpcore import plots
-
+            from dpcore.app import plots
             lo_hi = door.description.box()
             fig = plots.centers_figure(
                 None, {k: v[:, :2] if v.shape[1] > 1 else np.c_[v, np.zeros(len(v))]
@@ -134,8 +133,8 @@ def show_releases(page: str, door: ReleaseDoor, *, plane: Sequence[str] | None =
                 ball=(door.description.center_array()[:2], float(door.radius))
                 if lo_hi is None and door.d == 2 else None)
             _show(fig, f"dpout_{page}_fig")
-            # the CLI's layout (dpcore.runconfig.release_frame): table units and columns, the
-            # release's label and guarantee; a declined release (⊥) is a row of empty cells
+            # the CLI's layout (dpcore.release.runconfig.release_frame): table units and columns,
+            # the release's label and guarantee; a declined release (⊥) is a row of empty cells
             frame = pd.concat([release_frame(
                 {"centers": None} if r.failed else
                 {n: door.to_table_units(v) for n, v in r.output.items() if n in POINT_OUTPUTS},
@@ -187,8 +186,7 @@ def data_release_view() -> None:
                if desc.radius is not None else "No radius declared.")
     st.info("The preview is a synthetic proxy drawn inside the declared bounds, not your data; "
             "only DP outputs of the mechanisms are released.")
-    from dpcore import plots
-
+    from dpcore.app import plots
     P = door.to_table_units(door.proxy(PROXY_ROWS))
     fig = plots.points_figure(P[:, :2] if door.d > 1 else np.c_[P, np.zeros(len(P))],
                               title=f"Synthetic proxy ({PROXY_ROWS:,} points, not your data)",
@@ -218,7 +216,7 @@ def importance_release_view() -> None:
 
 
 def clustering_release_view() -> None:
-    from dpcore.sweeps import clustering_algorithms
+    from dpcore.app.sweeps import clustering_algorithms
 
     door = door_or_stop()
     _header(door, "clustering")
@@ -266,7 +264,7 @@ def friendlycore_release_view() -> None:
                                key="fc_rel_kv_sigma", disabled=not with_kv)
 
     def parts() -> list[tuple[str, dict, str]]:
-        from dpcore.friendlycore.averaging import rho_for_epsilon
+        from dpcore.mechanisms.friendlycore.averaging import rho_for_epsilon
 
         out = [("friendly_mean", {"radius": float(r), "epsilon": eps, "delta": float(delta)},
                 "FriendlyCore mean")]
@@ -282,7 +280,7 @@ def friendlycore_release_view() -> None:
 
 
 def sensitivity_release_view() -> None:
-    from dpcore.statistics import STATISTICS
+    from dpcore.mechanisms.sensitivity.statistics import STATISTICS
 
     door = door_or_stop()
     _header(door, "sensitivity")
@@ -327,7 +325,7 @@ def proxy_dataset():
 
 def ledger_release_view(*, curator: bool) -> None:
     """The lasting ledger of the data set: entries (no seed, no time), totals, export."""
-    from dpcore import plots
+    from dpcore.app import plots
     from pages._common import ledger
 
     led = ledger().snapshot()

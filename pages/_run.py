@@ -6,7 +6,7 @@ parameters, seed) and a function. :func:`run_panel` then
 * runs it at once, inline, when its cost estimate is under :data:`AUTO_SECONDS` (a cheap result
   appears at the page's defaults without a click);
 * otherwise shows a **Run** button; a click starts the function in a worker thread under
-  :func:`dpcore.cancel.controlled`, and a small fragment polls it, showing a progress bar and a
+  :func:`dpcore.core.cancel.controlled`, and a small fragment polls it, showing a progress bar and a
   **Stop** button (Stop → ``RunControl.cancel()``, honoured at the next ``checkpoint``);
 * keeps the last finished result; when the settings change it is shown as **stale** (with the
   Run button) instead of recomputing everything on every sidebar change.
@@ -25,7 +25,7 @@ from typing import Any
 
 import streamlit as st
 
-from dpcore.cancel import Cancelled, RunControl, controlled
+from dpcore.core.cancel import Cancelled, RunControl, controlled
 
 #: Name prefix of the fit threads (pages/_lifecycle.py counts them to trim memory when one ends).
 RUN_THREAD_PREFIX = "dpcore-run-"
@@ -147,7 +147,7 @@ def run_panel(page: str, *, key: Any, fn: Callable[[], Any], seconds: float,
     key : hashable
         Identity of the settings (data fingerprint, parameters, seed).
     fn : callable
-        ``() -> result``; call :func:`dpcore.cancel.checkpoint` between its steps.
+        ``() -> result``; call :func:`dpcore.core.cancel.checkpoint` between its steps.
     seconds : float
         Cost estimate; below :data:`AUTO_SECONDS` (and ``auto``) the run starts without a click.
 

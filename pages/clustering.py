@@ -6,18 +6,18 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore import plots
-from dpcore.advice import (
+from dpcore.app import plots
+from dpcore.app.advice import (
     estimate_fit_seconds,
     friendly_kmeans_plan,
     noise_verdict,
     plain_error,
 )
-from dpcore.cancel import checkpoint
-from dpcore.evaluate import normalized_kmeans_cost
-from dpcore.runconfig import release_frame
-from dpcore.sweeps import clustering_algorithms, fit_algorithm, unavailable_algorithms
-from dpcore.text import md_text
+from dpcore.app.evaluate import normalized_kmeans_cost
+from dpcore.app.sweeps import clustering_algorithms, fit_algorithm, unavailable_algorithms
+from dpcore.core.cancel import checkpoint
+from dpcore.core.text import md_text
+from dpcore.release.runconfig import release_frame
 from pages._common import (
     EPSILON_GRID,
     EXPLORE_NOTE,

@@ -8,13 +8,13 @@ import warnings
 import numpy as np
 import streamlit as st
 
-from dpcore import plots
-from dpcore.data import MAX_UPLOAD_MIB, numeric_columns
-from dpcore.describe import radius_estimate_band
-from dpcore.limits import resource_limits
-from dpcore.suggest import check_radius_value, suggest_radius
-from dpcore.text import md_text
-from dpcore.ui_state import fresh_seed, pca_projection
+from dpcore.app import plots
+from dpcore.app.describe import radius_estimate_band
+from dpcore.app.suggest import check_radius_value, suggest_radius
+from dpcore.app.ui_state import fresh_seed, pca_projection
+from dpcore.core.text import md_text
+from dpcore.data.limits import resource_limits
+from dpcore.data.tables import MAX_UPLOAD_MIB, numeric_columns
 from pages._common import (
     EXPLORE_NOTE,
     SYNTHETIC,
@@ -197,8 +197,8 @@ if key != UPLOAD and (sp["radius"] is None or "NOT private" in sp["radius_from"]
 
 
 def _private_radius() -> None:
-    from dpcore.bounds import private_norm_quantile
-    from dpcore.runconfig import prepare_matrix
+    from dpcore.mechanisms.bounds import private_norm_quantile
+    from dpcore.release.runconfig import prepare_matrix
 
     q, eps_r = float(ss["pr_q"]), float(ss["pr_eps"])
     lo, hi = float(ss["pr_lo"]), float(ss["pr_hi"])
@@ -223,7 +223,8 @@ def _private_radius() -> None:
 
 with st.expander("Estimate the radius privately (explore: no charge recorded)"):
     st.caption("An ε-DP quantile of the row norms (exponential mechanism over a public "
-               "log-spaced grid, dpcore.bounds). Explore mode records no charge, so release mode "
+               "log-spaced grid, dpcore.mechanisms.bounds). Explore mode records no charge, so "
+               "release mode "
                "does not accept this estimate: declare a radius (or bounds) instead.")
     bound = (sp.get("public_description") or {}).get("radius") or sp["radius"]
     e1, e2, e3, e4 = st.columns(4)
@@ -261,7 +262,7 @@ m1, m2, m3 = st.columns(3)
 m1.metric("Rows", f"{ds.n:,}")
 m2.metric("Columns used", ds.d)
 if ds.radius is not None and not is_release_mode():  # a count of the data: explore only
-    from dpcore.geometry import row_norms
+    from dpcore.data.geometry import row_norms
 
     # ds.X is already clipped: rows that were outside now sit on the sphere.
     clipped = int(np.sum(row_norms(ds.X) >= ds.radius * (1 - 1e-9)))

@@ -8,25 +8,25 @@ import warnings
 import numpy as np
 import streamlit as st
 
-from dpcore import plots
-from dpcore.advice import (
+from dpcore.app import plots
+from dpcore.app.advice import (
     MAX_EXACT_ROWS,
     estimate_fit_seconds,
     friendly_kmeans_plan,
     friendly_mean_plan,
 )
-from dpcore.baselines.kv18 import kv18_mean
-from dpcore.friendlycore import (
+from dpcore.core.text import md_text
+from dpcore.mechanisms.baselines.kv18 import kv18_mean
+from dpcore.mechanisms.friendlycore import (
     FriendlyCoreKMeans,
     dp_paradigm_guarantee,
     friendly_core,
     friendly_mean,
 )
-from dpcore.friendlycore.averaging import rho_for_epsilon
-from dpcore.friendlycore.sampling import poisson_rate, poisson_rows
-from dpcore.privacy import PureDP
-from dpcore.runconfig import release_frame
-from dpcore.text import md_text
+from dpcore.mechanisms.friendlycore.averaging import rho_for_epsilon
+from dpcore.mechanisms.friendlycore.sampling import poisson_rate, poisson_rows
+from dpcore.privacy.guarantees import PureDP
+from dpcore.release.runconfig import release_frame
 from pages._common import (
     EPSILON_GRID,
     EXPLORE_NOTE,

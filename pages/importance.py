@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore import plots
-from dpcore.advice import noise_verdict
-from dpcore.evaluate import normalized_kmeans_cost
-from dpcore.lloyd import DPLloyd
-from dpcore.runconfig import release_frame
+from dpcore.app import plots
+from dpcore.app.advice import noise_verdict
+from dpcore.app.evaluate import normalized_kmeans_cost
+from dpcore.mechanisms.lloyd.estimator import DPLloyd
+from dpcore.release.runconfig import release_frame
 from pages._common import (
     EXPLORE_NOTE,
     config_for,

@@ -10,18 +10,18 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore import plots
-from dpcore.runconfig import sensitivity_release
-from dpcore.sensitivity import sample_then_respond, sampler_config
-from dpcore.sensitivity_population import (
+from dpcore.app import plots
+from dpcore.app.ui_state import subsample_indices
+from dpcore.core.text import md_text
+from dpcore.mechanisms.sensitivity.population import (
     POPULATIONS,
     RDP_PROMISE,
     delivered_gamma,
     population_sampler,
 )
-from dpcore.statistics import STATISTICS, get_statistic
-from dpcore.text import md_text
-from dpcore.ui_state import subsample_indices
+from dpcore.mechanisms.sensitivity.sampler import sample_then_respond, sampler_config
+from dpcore.mechanisms.sensitivity.statistics import STATISTICS, get_statistic
+from dpcore.release.runconfig import sensitivity_release
 from pages._common import (
     EXPLORE_NOTE,
     config_for,
@@ -123,7 +123,7 @@ run = st.cache_data(max_entries=16, scope="session",
 
 
 def _true_value(p: dict, X: np.ndarray) -> np.ndarray:
-    from dpcore.statistics import get_statistic
+    from dpcore.mechanisms.sensitivity.statistics import get_statistic
 
     return get_statistic(p["statistic"], **p["statistic_params"])(X)
 
@@ -137,7 +137,7 @@ def noise_half_width(mechanism: str, scale: float, level: float) -> float:
 
 
 def global_bound(p: dict, n: int) -> float | None:
-    from dpcore.statistics import get_statistic
+    from dpcore.mechanisms.sensitivity.statistics import get_statistic
 
     stat = get_statistic(p["statistic"], **p["statistic_params"])
     return stat.global_sensitivity(n, ds.d, 1 if p["mechanism"] == "laplace" else 2)

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from dpcore import plots
-from dpcore.friendlycore import friend_counts
-from dpcore.lloyd import DPLloyd
-from dpcore.noise import laplace
+from dpcore.app import plots
+from dpcore.mechanisms.friendlycore import friend_counts
+from dpcore.mechanisms.lloyd.estimator import DPLloyd
+from dpcore.privacy.noise import laplace
 from pages._common import init_state
 
 init_state()

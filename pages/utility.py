@@ -6,11 +6,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore import plots
-from dpcore.advice import estimate_fit_seconds, plain_error
-from dpcore.cancel import checkpoint
-from dpcore.evaluate import normalized_kmeans_cost
-from dpcore.sweeps import (
+from dpcore.app import plots
+from dpcore.app.advice import estimate_fit_seconds, plain_error
+from dpcore.app.evaluate import normalized_kmeans_cost
+from dpcore.app.sweeps import (
     clustering_algorithms,
     epsilon_for_target,
     fit_algorithm,
@@ -19,7 +18,8 @@ from dpcore.sweeps import (
     summarize,
     utility_sweep,
 )
-from dpcore.text import md_text
+from dpcore.core.cancel import checkpoint
+from dpcore.core.text import md_text
 from pages._common import (
     EPSILON_GRID,
     EXPLORE_NOTE,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from strictness import require
 
-from dpcore.datasets import data_dir
+from dpcore.data.datasets import data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,4 @@
-"""dpcore.advice: feasible settings from public inputs, plain words, noise verdicts."""
+"""dpcore.app.advice: feasible settings from public inputs, plain words, noise verdicts."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dpcore.advice import (
+from dpcore.app.advice import (
     friendly_kmeans_plan,
     friendly_mean_min_rows,
     friendly_mean_plan,
@@ -15,7 +15,7 @@ from dpcore.advice import (
     noise_verdict,
     plain_error,
 )
-from dpcore.friendlycore import FriendlyCoreKMeans, friendly_mean
+from dpcore.mechanisms.friendlycore import FriendlyCoreKMeans, friendly_mean
 
 
 def _blob(n: int, d: int = 2, seed: int = 0) -> np.ndarray:

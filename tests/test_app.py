@@ -18,7 +18,7 @@ from apptest_helpers import (
     trace_array,
 )
 
-pytestmark = pytest.mark.filterwarnings("ignore::dpcore.privacy.PrivacyLeakWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::dpcore.privacy.guarantees.PrivacyLeakWarning")
 
 
 def test_app_renders_without_exception():
@@ -152,7 +152,7 @@ def test_ledger_page_empty_then_export_and_budget_edit():
 
 
 def test_ledger_refuses_release_over_budget_and_reset_unlocks_budget():
-    from dpcore.privacy import PureDP
+    from dpcore.privacy.guarantees import PureDP
 
     at = new_app({"mode": "release"})
     at.switch_page("pages/ledger.py").run()
@@ -161,7 +161,7 @@ def test_ledger_refuses_release_over_budget_and_reset_unlocks_budget():
     at.run()
     assert at.sidebar.number_input(key="budget_eps").disabled
     assert at.metric[1].value == "6" and at.metric[2].value == "4"
-    from dpcore.privacy import BudgetExceededError
+    from dpcore.privacy.guarantees import BudgetExceededError
 
     with pytest.raises(BudgetExceededError):
         led.spend("second", PureDP(5.0))
@@ -295,7 +295,8 @@ def test_release_mode_data_page_reveals_no_data_statistic():
 def test_page_whose_algorithm_does_not_import_is_not_in_the_navigation(monkeypatch):
     import sys
 
-    monkeypatch.setitem(sys.modules, "dpcore.statistics", None)  # import now raises ImportError
+    # import now raises ImportError
+    monkeypatch.setitem(sys.modules, "dpcore.mechanisms.sensitivity.statistics", None)
     at = new_app()
     assert not at.exception
     nav = at.session_state["nav_pages"]

@@ -9,7 +9,7 @@ import pytest
 from apptest_helpers import clear_caches, errors, figure_specs, new_app
 
 pytestmark = pytest.mark.filterwarnings(
-    "ignore::dpcore.privacy.PrivacyLeakWarning", "ignore::UserWarning"
+    "ignore::dpcore.privacy.guarantees.PrivacyLeakWarning", "ignore::UserWarning"
 )
 
 PAGES = ["pages/data.py", "pages/importance.py", "pages/friendlycore.py", "pages/clustering.py",

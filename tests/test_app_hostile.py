@@ -23,7 +23,7 @@ from apptest_helpers import capture_downloads, errors, new_app
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-pytestmark = pytest.mark.filterwarnings("ignore::dpcore.privacy.PrivacyLeakWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::dpcore.privacy.guarantees.PrivacyLeakWarning")
 
 HOSTILE_NAMES = [
     "![t](http://127.0.0.1:9/x.png)",

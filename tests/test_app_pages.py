@@ -21,7 +21,7 @@ from apptest_helpers import (
 )
 
 pytestmark = pytest.mark.filterwarnings(
-    "ignore::dpcore.privacy.PrivacyLeakWarning", "ignore::UserWarning"
+    "ignore::dpcore.privacy.guarantees.PrivacyLeakWarning", "ignore::UserWarning"
 )
 
 
@@ -57,9 +57,9 @@ def test_importance_page_figure1_and_config_reproduces_centres(monkeypatch):
 
     cfg = at.session_state["releases"].get("importance")  # nothing released in explore mode
     assert cfg is None
-    from dpcore.datasets import load_sample
-    from dpcore.runconfig import run_config
-    from dpcore.text import csv_safe_frame
+    from dpcore.core.text import csv_safe_frame
+    from dpcore.data.datasets import load_sample
+    from dpcore.release.runconfig import run_config
 
     # the configuration the page offers re-runs to the very same centres from Python
     params = {"n_clusters": 5, "epsilon": 1.0, "radius": pytest.approx(201.246, abs=1e-3)}
@@ -229,7 +229,7 @@ def test_friendlycore_page_compares_kv18_at_the_same_rho_in_both_modes():
     different budget than the method it is compared with). Release: through the door with the
     FriendlyCore mean, charged at that ρ, with the declared n (catches a KV18 release that reads
     n off the data or is not charged)."""
-    from dpcore.friendlycore.averaging import rho_for_epsilon
+    from dpcore.mechanisms.friendlycore.averaging import rho_for_epsilon
 
     at, _ = _page("pages/friendlycore.py")
     assert not at.exception and not errors(at)
@@ -322,7 +322,7 @@ def test_mixture_config_reruns_from_its_source_alone(monkeypatch):
     assert not at.exception and not errors(at)
     config = json.loads(downloads["imp_config"])
     assert config["data"]["source"].startswith("mixture:")
-    from dpcore.runconfig import run_config
+    from dpcore.release.runconfig import run_config
 
     result = run_config(config)  # no data passed: regenerated from data.source
     # the CSV's coordinate columns (it also has algorithm and guarantee columns)
@@ -398,7 +398,7 @@ def test_friendlycore_clustering_story_on_separated_mixture():
     final = np.c_[trace_array(traces["final centres"], "x"),
                   trace_array(traces["final centres"], "y")]
     assert final.shape == (3, 2)
-    from dpcore.runconfig import mixture_frame
+    from dpcore.release.runconfig import mixture_frame
 
     truth = mixture_frame(10000, 2, 3, 0.3, 10.0).groupby("component")[["x1", "x2"]].mean()
     # each true component mean has a released centre nearby (noise at ε = 5 is small here)

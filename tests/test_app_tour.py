@@ -38,7 +38,7 @@ def test_tour_figures_follow_their_sliders():
 def test_amplification_figure_matches_the_formula(eps):
     import math
 
-    from dpcore.plots import amplification_figure
+    from dpcore.app.plots import amplification_figure
 
     fig = amplification_figure(eps, 0.1)
     assert fig.data[1].y[0] == pytest.approx(math.log1p(0.1 * math.expm1(eps)))

@@ -8,8 +8,8 @@ unbounded near the origin for d ≥ 2.
 import numpy as np
 import pytest
 
-from dpcore.audit import audit_epsilon, clopper_pearson, repeat
-from dpcore.noise import laplace, sample_l2_exponential
+from dpcore.privacy.audit import audit_epsilon, clopper_pearson, repeat
+from dpcore.privacy.noise import laplace, sample_l2_exponential
 
 EPS = 1.0
 

@@ -1,8 +1,9 @@
-"""Balcan et al. (ICML 2017) private k-means (dpcore.baselines.balcan17), paper 003's baseline.
+"""Balcan et al. (ICML 2017) private k-means (dpcore.mechanisms.baselines.balcan17), paper 003's
+baseline.
 
 Each step is unit-tested against a brute-force reference; the two data-reading private steps
 before the (separately audited) NoisyAVG are audited at their claimed ε on worst-case neighbours
-with :func:`dpcore.audit.audit_epsilon`, and a broken twin of each must be flagged.
+with :func:`dpcore.privacy.audit.audit_epsilon`, and a broken twin of each must be flagged.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ import warnings
 import numpy as np
 import pytest
 
-import dpcore.baselines.balcan17 as bmod
-from dpcore.audit import audit_epsilon
-from dpcore.baselines.balcan17 import (
+import dpcore.mechanisms.baselines.balcan17 as bmod
+from dpcore.data.geometry import squared_distances
+from dpcore.mechanisms.baselines.balcan17 import (
     DEFAULT_SPLIT,
     Balcan17KMeans,
     balcan_budget,
@@ -24,8 +25,8 @@ from dpcore.baselines.balcan17 import (
     private_partition,
     projected_radius,
 )
-from dpcore.geometry import squared_distances
-from dpcore.privacy import ApproxDP, PrivacyLeakWarning
+from dpcore.privacy.audit import audit_epsilon
+from dpcore.privacy.guarantees import ApproxDP, PrivacyLeakWarning
 
 
 def _brute_cells(Y: np.ndarray, half: float, threshold: float, levels: int) -> list[np.ndarray]:
@@ -222,7 +223,7 @@ def test_rejects_bad_data():
 
 
 def test_dashboard_fit_is_the_run_configuration_and_the_door_charges_the_claim():
-    """The Clustering page's entry (dpcore.sweeps) is exactly the run-config mechanism
+    """The Clustering page's entry (dpcore.app.sweeps) is exactly the run-config mechanism
     ``balcan17_kmeans``: same params and seed, same centres (catches a dashboard entry whose
     parameters differ from what a downloaded configuration re-runs). The release door fills the
     declared n (never the data's) and charges (ε, δ) with the defence's slack only; the released
@@ -230,12 +231,12 @@ def test_dashboard_fit_is_the_run_configuration_and_the_door_charges_the_claim()
     on the private rows)."""
     import pandas as pd
 
-    from dpcore.noise import DEFAULT_ETA
-    from dpcore.privacy import PrivacyLedger
-    from dpcore.release import ReleaseDoor
-    from dpcore.runconfig import make_config, run_config
-    from dpcore.schema import PublicDescription
-    from dpcore.sweeps import clustering_algorithms, fit_algorithm
+    from dpcore.app.sweeps import clustering_algorithms, fit_algorithm
+    from dpcore.privacy.guarantees import PrivacyLedger
+    from dpcore.privacy.noise import DEFAULT_ETA
+    from dpcore.release.door import ReleaseDoor
+    from dpcore.release.runconfig import make_config, run_config
+    from dpcore.release.schema import PublicDescription
 
     alg = clustering_algorithms()["Balcan et al. 2017 (paper 003's baseline)"]
     assert alg.mechanism == "balcan17_kmeans" and alg.private
@@ -272,7 +273,7 @@ def test_blocked_local_search_equals_the_whole_matrix():
 def test_candidate_cap_keeps_the_largest_noisy_counts_and_bounds_work():
     """The cap is post-processing of released counts (never of the data) and follows the work
     rule. Catches keeping the smallest counts, losing the root, or a cap that grows with n."""
-    from dpcore.baselines.balcan17 import auto_max_candidates, keep_candidates
+    from dpcore.mechanisms.baselines.balcan17 import auto_max_candidates, keep_candidates
 
     C = np.arange(12, dtype=float).reshape(6, 2)
     counts = np.array([np.inf, 5.0, 50.0, 1.0, 30.0, 7.0])

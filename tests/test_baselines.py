@@ -1,7 +1,7 @@
-"""The papers' missing baselines (dpcore.baselines): KV18 and LSH_Clustering.
+"""The papers' missing baselines (dpcore.mechanisms.baselines): KV18 and LSH_Clustering.
 
-Each mechanism is audited at its claimed guarantee with :func:`dpcore.audit.audit_epsilon` on a
-worst-case pair of neighbours, and the same audit is shown to have power: a variant with too
+Each mechanism is audited at its claimed guarantee with :func:`dpcore.privacy.audit.audit_epsilon`
+on a worst-case pair of neighbours, and the same audit is shown to have power: a variant with too
 little noise (the bug "noise calibrated to a budget 8–20× the claimed one") fails it.
 """
 
@@ -12,11 +12,15 @@ import math
 import numpy as np
 import pytest
 
-import dpcore.baselines.lsh_clustering as lshmod
-from dpcore.audit import audit_epsilon
-from dpcore.baselines.kv18 import kv18_clip_width, kv18_mean, kv18_mean_1d
-from dpcore.baselines.lsh_clustering import LSHClustering, discrete_laplace, lsh_noise_parameters
-from dpcore.privacy import ZCDP, ApproxDP, PrivacyLeakWarning, PureDP, zcdp_to_epsilon
+import dpcore.mechanisms.baselines.lsh_clustering as lshmod
+from dpcore.mechanisms.baselines.kv18 import kv18_clip_width, kv18_mean, kv18_mean_1d
+from dpcore.mechanisms.baselines.lsh_clustering import (
+    LSHClustering,
+    discrete_laplace,
+    lsh_noise_parameters,
+)
+from dpcore.privacy.audit import audit_epsilon
+from dpcore.privacy.guarantees import ZCDP, ApproxDP, PrivacyLeakWarning, PureDP, zcdp_to_epsilon
 
 # ------------------------------------------------------------------ KV18
 

@@ -1,12 +1,12 @@
-"""dpcore.bounds: ε-DP quantile of row norms for a declared radius."""
+"""dpcore.mechanisms.bounds: ε-DP quantile of row norms for a declared radius."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dpcore.bounds import private_norm_quantile
-from dpcore.geometry import row_norms
+from dpcore.data.geometry import row_norms
+from dpcore.mechanisms.bounds import private_norm_quantile
 
 
 def _scores(X, q, cands):

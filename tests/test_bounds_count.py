@@ -1,4 +1,5 @@
-"""dpcore.bounds.private_row_count: Laplace(1/ε) around n, an honest interval, its guarantee."""
+"""dpcore.mechanisms.bounds.private_row_count: Laplace(1/ε) around n, an honest interval, its
+guarantee."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.audit import audit_epsilon, repeat
-from dpcore.bounds import private_row_count
-from dpcore.privacy import PureDP
+from dpcore.mechanisms.bounds import private_row_count
+from dpcore.privacy.audit import audit_epsilon, repeat
+from dpcore.privacy.guarantees import PureDP
 
 
 def test_noise_is_laplace_with_scale_one_over_epsilon():

@@ -1,4 +1,4 @@
-"""dpcore.cancel: checkpoints stop a controlled run, report progress, and isolate threads."""
+"""dpcore.core.cancel: checkpoints stop a controlled run, report progress, and isolate threads."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from dpcore.cancel import Cancelled, RunControl, checkpoint, controlled, substep
+from dpcore.core.cancel import Cancelled, RunControl, checkpoint, controlled, substep
 
 
 def test_checkpoint_outside_a_control_is_a_no_op():

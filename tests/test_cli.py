@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from dpcore import cli
-from dpcore import runconfig as rc
-from dpcore.privacy import PureDP
+from dpcore.privacy.guarantees import PureDP
+from dpcore.release import runconfig as rc
 
 
 def standin_mean(X, *, epsilon: float, radius: float, rng=None):

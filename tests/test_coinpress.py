@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.coinpress import (
+from dpcore.mechanisms.baselines.coinpress import (
     coinpress_mean,
     coinpress_schedule,
     coinpress_split,
     gaussian_mean,
     gaussian_norm_tail,
 )
-from dpcore.privacy import ZCDP
+from dpcore.privacy.guarantees import ZCDP
 
 
 def test_gamma_and_split_match_spec():

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.data import (
+from dpcore.data.tables import (
     DataError,
     center,
     clip_rows,
@@ -19,7 +19,7 @@ from dpcore.data import (
     numeric_columns,
     to_matrix,
 )
-from dpcore.privacy import PrivacyLeakWarning
+from dpcore.privacy.guarantees import PrivacyLeakWarning
 
 GOOD_CSV = b"x,y,name\n1.5,2,a\n3,4.25,b\n-1,0,c\n"
 

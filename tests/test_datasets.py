@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from dpcore.data import to_matrix
-from dpcore.datasets import SAMPLE_DATASETS, data_dir, gaussian_mixture, load_sample
+from dpcore.data.datasets import SAMPLE_DATASETS, data_dir, gaussian_mixture, load_sample
+from dpcore.data.tables import to_matrix
 
 
 @pytest.mark.parametrize("name", list(SAMPLE_DATASETS))

@@ -1,4 +1,4 @@
-"""dpcore.describe: label / ID detection by name and type, suggested bounds, applying bounds."""
+"""dpcore.app.describe: label / ID detection by name and type, suggested bounds, applying bounds."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import pandas as pd
 import pytest
 from sklearn import datasets
 
-from dpcore.bounds import private_norm_quantile
-from dpcore.describe import (
+from dpcore.app.describe import (
     apply_description,
     describe,
     excluded_columns,
     radius_estimate_band,
     suggest_bounds,
 )
+from dpcore.mechanisms.bounds import private_norm_quantile
 
 
 @pytest.mark.parametrize("loader,label", [

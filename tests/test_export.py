@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 from apptest_helpers import capture_downloads, clear_caches, errors, new_app
 
-from dpcore.export import CSV_MARKER, notebook, python_script
+from dpcore.app.export import CSV_MARKER, notebook, python_script
 
 pytestmark = pytest.mark.filterwarnings(
-    "ignore::dpcore.privacy.PrivacyLeakWarning", "ignore::UserWarning"
+    "ignore::dpcore.privacy.guarantees.PrivacyLeakWarning", "ignore::UserWarning"
 )
 
 
@@ -94,7 +94,7 @@ def test_upload_with_public_bounds_script_reproduces_clustering(monkeypatch, tmp
 
 
 def test_script_without_a_description_has_none_and_names_its_mechanism():
-    from dpcore.runconfig import make_config
+    from dpcore.release.runconfig import make_config
 
     cfg = make_config("dplloyd", {"n_clusters": 2, "epsilon": 1.0, "radius": 1.0},
                       {"source": "cities", "columns": ["longitude", "latitude"], "radius": 201.0,

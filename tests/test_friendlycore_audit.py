@@ -1,4 +1,5 @@
-"""Privacy audits (dpcore.audit) of the zCDP filter and friendly_mean at their claimed guarantees.
+"""Privacy audits (dpcore.privacy.audit) of the zCDP filter and friendly_mean at their claimed
+guarantees.
 
 An audit gives a statistical *lower* bound on ε; it passes when the bound stays below the claimed
 guarantee converted to (ε, δ). Each audit is paired with a deliberately broken variant (a plausible
@@ -12,11 +13,11 @@ import math
 import numpy as np
 import pytest
 
-import dpcore.friendlycore.averaging as averaging
-import dpcore.friendlycore.filters as filters
-from dpcore.audit import audit_epsilon
-from dpcore.friendlycore import friend_counts, friendly_mean, zCDPFilter
-from dpcore.privacy import ZCDP
+import dpcore.mechanisms.friendlycore.averaging as averaging
+import dpcore.mechanisms.friendlycore.filters as filters
+from dpcore.mechanisms.friendlycore import friend_counts, friendly_mean, zCDPFilter
+from dpcore.privacy.audit import audit_epsilon
+from dpcore.privacy.guarantees import ZCDP
 
 RHO, DELTA, DELTA_CONV = 1.0, 1e-6, 1e-3
 CLAIM = ZCDP(RHO, DELTA).to_approx_dp(DELTA_CONV)  # ε ≈ 6.26, δ ≈ 1e-3

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpcore.friendlycore import (
+from dpcore.mechanisms.friendlycore import (
     BasicFilter,
     count_within,
     dp_paradigm_guarantee,
@@ -23,9 +23,9 @@ from dpcore.friendlycore import (
     zcdp_paradigm_guarantee,
     zCDPFilter,
 )
-from dpcore.friendlycore.averaging import FAILED_MESSAGE
-from dpcore.friendlycore.counting import match_permutation, total_friends
-from dpcore.privacy import ZCDP, ApproxDP, PureDP
+from dpcore.mechanisms.friendlycore.averaging import FAILED_MESSAGE
+from dpcore.mechanisms.friendlycore.counting import match_permutation, total_friends
+from dpcore.privacy.guarantees import ZCDP, ApproxDP, PureDP
 
 
 def brute_counts(X, Y, r):

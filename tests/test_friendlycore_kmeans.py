@@ -7,18 +7,18 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.evaluate import kmeans_cost
-from dpcore.friendlycore import FriendlyCoreKMeans
-from dpcore.friendlycore.clustering import (
+from dpcore.app.evaluate import kmeans_cost
+from dpcore.mechanisms.friendlycore import FriendlyCoreKMeans
+from dpcore.mechanisms.friendlycore.clustering import (
     BUDGET_SPLITS,
     FAILED_MESSAGE,
     _reorder,
     assign_parts,
     replacement_multiplier,
 )
-from dpcore.friendlycore.counting import match_counts
-from dpcore.friendlycore.oracles import batched_kmeans, pca_oracle_batched
-from dpcore.privacy import ZCDP, ApproxDP
+from dpcore.mechanisms.friendlycore.counting import match_counts
+from dpcore.mechanisms.friendlycore.oracles import batched_kmeans, pca_oracle_batched
+from dpcore.privacy.guarantees import ZCDP, ApproxDP
 
 
 def blobs(n, k=4, d=2, sd=0.02, seed=0):
@@ -187,8 +187,8 @@ def test_replacement_is_charged_four_times_on_the_score_parts():
     mult = replacement_multiplier(BUDGET_SPLITS["practical"])
     assert mult == pytest.approx(4 * 0.9 * 0.7 + 0.1 * 0.7 + 0.3)
     # the estimate: a claimed (1, 1e-6) under the old charge is really ≈ (1.72, 1e-6)
-    from dpcore.friendlycore.averaging import rho_for_epsilon
-    from dpcore.privacy import zcdp_to_epsilon
+    from dpcore.mechanisms.friendlycore.averaging import rho_for_epsilon
+    from dpcore.privacy.guarantees import zcdp_to_epsilon
 
     assert zcdp_to_epsilon(mult * rho_for_epsilon(1.0, 5e-7), 5e-7) == pytest.approx(1.72, abs=0.01)
     X, _ = blobs(8000)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.friendlycore import check_diam, find_diam, friendly_avg, friendly_mean
-from dpcore.friendlycore.averaging import FAILED_MESSAGE, footnote_rho1, rho_for_epsilon
-from dpcore.privacy import ZCDP, ApproxDP
+from dpcore.mechanisms.friendlycore import check_diam, find_diam, friendly_avg, friendly_mean
+from dpcore.mechanisms.friendlycore.averaging import FAILED_MESSAGE, footnote_rho1, rho_for_epsilon
+from dpcore.privacy.guarantees import ZCDP, ApproxDP
 
 
 def paper_radius(d, n):

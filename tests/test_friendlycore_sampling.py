@@ -7,10 +7,16 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.audit import audit_epsilon
-from dpcore.friendlycore import amplified, friendly_mean, inner_budget, poisson_rate, poisson_rows
-from dpcore.noise import add_laplace
-from dpcore.privacy import ApproxDP
+from dpcore.mechanisms.friendlycore import (
+    amplified,
+    friendly_mean,
+    inner_budget,
+    poisson_rate,
+    poisson_rows,
+)
+from dpcore.privacy.audit import audit_epsilon
+from dpcore.privacy.guarantees import ApproxDP
+from dpcore.privacy.noise import add_laplace
 
 
 @pytest.mark.parametrize(("eps", "delta", "q"), [(1.0, 1e-6, 0.2), (0.3, 1e-8, 0.9)])

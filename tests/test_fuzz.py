@@ -30,10 +30,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpcore import cli, limits
-from dpcore import runconfig as rc
-from dpcore.data import DataError, load_table, to_matrix
-from dpcore.url_state import app_query_spec, clean_query_params
+from dpcore import cli
+from dpcore.app.url_state import app_query_spec, clean_query_params
+from dpcore.data import limits
+from dpcore.data.tables import DataError, load_table, to_matrix
+from dpcore.release import runconfig as rc
 
 COUNTS: dict[str, Counter] = defaultdict(Counter)
 FEW = settings(max_examples=int(os.environ.get("DPCORE_FUZZ_EXAMPLES", "60")), deadline=None,
@@ -298,7 +299,7 @@ X_FC = np.concatenate([RNG.normal(size=(500, 2)) * 0.2 + c for c in ([1, 1], [-1
 
 
 def _dplloyd(**kw):
-    from dpcore.lloyd import DPLloyd
+    from dpcore.mechanisms.lloyd.estimator import DPLloyd
 
     p = {"n_clusters": 2, "epsilon": 1.0, "radius": 3.0, "n_iter": 5} | kw
     m = DPLloyd(p.pop("n_clusters"), **p, rng=0).fit(X_EST)
@@ -306,7 +307,7 @@ def _dplloyd(**kw):
 
 
 def _fc_kmeans(**kw):
-    from dpcore.friendlycore import FriendlyCoreKMeans
+    from dpcore.mechanisms.friendlycore import FriendlyCoreKMeans
 
     p = {"n_clusters": 2, "epsilon": 10.0, "delta": 1e-6, "radius": 3.0, "t": 300} | kw
     m = FriendlyCoreKMeans(p.pop("n_clusters"), **p, rng=0).fit(X_FC)
@@ -314,14 +315,14 @@ def _fc_kmeans(**kw):
 
 
 def _friendly_mean(**kw):
-    from dpcore.friendlycore import friendly_mean
+    from dpcore.mechanisms.friendlycore import friendly_mean
 
     p = {"epsilon": 1.0, "delta": 1e-6, "radius": 1.0, "check_size": False} | kw
     return friendly_mean(X_EST, **p, rng=0).estimate, None
 
 
 def _maxcover(**kw):
-    from dpcore.maxcover import MaxCoverKMeans
+    from dpcore.mechanisms.maxcover import MaxCoverKMeans
 
     p = {"n_clusters": 2, "epsilon": 1.0, "delta": 1e-6, "radius": 3.0, "grid_stride": 4} | kw
     m = MaxCoverKMeans(p.pop("n_clusters"), **p, rng=0).fit(X_EST[::3])
@@ -329,7 +330,7 @@ def _maxcover(**kw):
 
 
 def _balcan(**kw):
-    from dpcore.baselines.balcan17 import Balcan17KMeans
+    from dpcore.mechanisms.baselines.balcan17 import Balcan17KMeans
 
     p = {"n_clusters": 2, "epsilon": 1.0, "delta": 1e-6, "radius": 3.0, "n_public": 100} | kw
     m = Balcan17KMeans(p.pop("n_clusters"), **p, rng=0).fit(X_EST[::3])
@@ -337,21 +338,21 @@ def _balcan(**kw):
 
 
 def _noisy_average(**kw):
-    from dpcore.maxcover import noisy_average
+    from dpcore.mechanisms.maxcover import noisy_average
 
     p = {"epsilon": 0.3, "delta": 1e-6, "radius": 3.0} | kw
     return noisy_average(X_EST, **p, rng=0).center, p["radius"]
 
 
 def _coinpress(**kw):
-    from dpcore.coinpress import coinpress_mean
+    from dpcore.mechanisms.baselines.coinpress import coinpress_mean
 
     p = {"rho": 1.0, "radius": 3.0, "n_iter": 2} | kw
     return coinpress_mean(X_EST, **p, rng=0).estimate, None
 
 
 def _norm_quantile(**kw):
-    from dpcore.bounds import private_norm_quantile
+    from dpcore.mechanisms.bounds import private_norm_quantile
 
     p = {"quantile": 0.9, "epsilon": 1.0, "lower": 0.01, "upper": 10.0} | kw
     est = private_norm_quantile(X_EST, p.pop("quantile"), **p, rng=0)
@@ -359,7 +360,7 @@ def _norm_quantile(**kw):
 
 
 def _row_count(**kw):
-    from dpcore.bounds import private_row_count
+    from dpcore.mechanisms.bounds import private_row_count
 
     p = {"epsilon": 1.0, "confidence": 0.95} | kw
     return np.array([private_row_count(300, **p, rng=0).value], dtype=float), None

@@ -3,8 +3,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from dpcore.evaluate import kmeans_cost, l2_error, normalized_kmeans_cost
-from dpcore.geometry import clip_to_ball, nearest_center, row_norms, squared_distances
+from dpcore.app.evaluate import kmeans_cost, l2_error, normalized_kmeans_cost
+from dpcore.data.geometry import clip_to_ball, nearest_center, row_norms, squared_distances
 
 finite = st.floats(-100, 100, allow_nan=False, allow_infinity=False)
 

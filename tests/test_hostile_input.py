@@ -14,14 +14,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import cli, limits
-from dpcore import runconfig as rc
-from dpcore.bounded_cache import ByteBoundedCache, nbytes_of, session_cache
-from dpcore.data import MAX_UPLOAD_MIB, DataError, load_table, to_matrix
-from dpcore.geometry import clip_to_ball, nearest_center, row_norms, squared_distances
-from dpcore.suggest import parse_center_text, suggest_radius
-from dpcore.text import csv_safe_frame, md_text
-from dpcore.url_state import app_query_spec, clean_query_params
+from dpcore import cli
+from dpcore.app.bounded_cache import ByteBoundedCache, nbytes_of, session_cache
+from dpcore.app.suggest import parse_center_text, suggest_radius
+from dpcore.app.url_state import app_query_spec, clean_query_params
+from dpcore.core.text import csv_safe_frame, md_text
+from dpcore.data import limits
+from dpcore.data.geometry import clip_to_ball, nearest_center, row_norms, squared_distances
+from dpcore.data.tables import MAX_UPLOAD_MIB, DataError, load_table, to_matrix
+from dpcore.release import runconfig as rc
 
 REPO = Path(cli.__file__).resolve().parents[1]
 
@@ -90,7 +91,7 @@ def test_integers_beyond_the_float_range_are_named_not_a_traceback():
 
 @pytest.mark.parametrize("eps", [1e-300, 1e300, 0.0, -1.0, float("nan"), "1", None, True])
 def test_dplloyd_epsilon_outside_the_range_is_a_clear_error(eps):
-    from dpcore.lloyd import DPLloyd
+    from dpcore.mechanisms.lloyd.estimator import DPLloyd
 
     X = np.random.default_rng(0).normal(size=(50, 2))
     with pytest.raises(ValueError, match="epsilon"):
@@ -98,7 +99,7 @@ def test_dplloyd_epsilon_outside_the_range_is_a_clear_error(eps):
 
 
 def test_friendly_mean_refuses_nan_beta():
-    from dpcore.friendlycore import friendly_mean
+    from dpcore.mechanisms.friendlycore import friendly_mean
 
     X = np.random.default_rng(0).normal(size=(200, 2))
     with pytest.raises(ValueError, match="beta must be a number, got NaN"):
@@ -256,7 +257,7 @@ def test_one_column_with_a_space_in_its_name_is_a_table_not_an_error():
 
 
 def test_size_limit_is_one_number_in_mib():
-    assert MAX_UPLOAD_MIB * 2**20 == __import__("dpcore.data").data.DEFAULT_MAX_BYTES
+    assert MAX_UPLOAD_MIB * 2**20 == __import__("dpcore.data.tables").data.DEFAULT_MAX_BYTES
     with pytest.raises(DataError, match=r"over the limit of 1 MiB"):
         load_table(b"a\n" + b"1\n" * 2**20, max_bytes=2**20)
     toml = (REPO / ".streamlit" / "config.toml").read_text()
@@ -395,8 +396,7 @@ def test_dask_errors_name_the_file_and_column(tmp_path):
     pytest.importorskip("dask.dataframe")
     import dask
 
-    from dpcore import scale
-
+    from dpcore.scale import dask_kmeans as scale
     folder = tmp_path / "parts"
     folder.mkdir()
     for i in range(3):
@@ -415,7 +415,7 @@ def test_dask_errors_name_the_file_and_column(tmp_path):
 
 def test_a_failure_probability_too_small_to_divide_is_refused():
     # β = 5e-324 passed (0, 1); FriendlyCore k-means halved it to 0 and divided by zero (fuzz)
-    from dpcore.friendlycore import FriendlyCoreKMeans
+    from dpcore.mechanisms.friendlycore import FriendlyCoreKMeans
 
     with pytest.raises(limits.ParameterError, match="beta must be at least 1e-100"):
         FriendlyCoreKMeans(2, epsilon=1.0, radius=1.0, beta=5e-324).fit(np.zeros((50, 2)))
@@ -432,8 +432,8 @@ def test_dask_dp_lloyd_stops_at_the_next_iteration_when_cancelled():
     pytest.importorskip("dask.array")
     import dask
 
-    from dpcore import scale
-    from dpcore.cancel import Cancelled, RunControl, controlled
+    from dpcore.core.cancel import Cancelled, RunControl, controlled
+    from dpcore.scale import dask_kmeans as scale
 
     seen = []
     ctl = RunControl(on_progress=lambda f, msg: (seen.append(msg), ctl.cancel()))

@@ -1,4 +1,5 @@
-"""Tests of dpcore.importance: Theorem 6, Algorithm 1, sampling distributions, calibration.
+"""Tests of dpcore.mechanisms.importance.sampling: Theorem 6, Algorithm 1, sampling distributions,
+calibration.
 
 Claims C1–C3 and C6 of spec §7 are tested here; C4/C5 (Fig. 2) and C10 (timings) are in
 tests/test_repro_importance.py.
@@ -14,10 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special, stats
 
-from dpcore.importance import (
+from dpcore.mechanisms.importance import (
     FunctionProfile,
     LinearProfile,
-    _neg_lambertw_m1_from_log,
     amplified_epsilon,
     calibrate_lloyd,
     coreset_max_sample_size,
@@ -32,6 +32,7 @@ from dpcore.importance import (
     uniform_probabilities,
     variance_optimal_probabilities,
 )
+from dpcore.mechanisms.importance.sampling import _neg_lambertw_m1_from_log
 
 # ---- Theorem 6 (C1, C2) -----------------------------------------------------------------------
 
@@ -348,7 +349,7 @@ def test_uniform_calibration_inverts_prop_3_exactly():
 
 
 def test_count_share_gives_the_counts_that_share_of_epsilon():
-    from dpcore.importance import dp_lloyd_epsilon, dp_lloyd_noise_scales
+    from dpcore.mechanisms.importance import dp_lloyd_epsilon, dp_lloyd_noise_scales
 
     bs, bc = dp_lloyd_noise_scales(3.0, 4489.17, 10, 54, count_share=0.1)
     assert dp_lloyd_epsilon(4489.17, bs, bc, 10) == pytest.approx(3.0)

@@ -12,11 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.cluster import KMeans
 
-from dpcore.audit import audit_epsilon
-from dpcore.cancel import Cancelled, RunControl, controlled
-from dpcore.evaluate import kmeans_cost
-from dpcore.importance import calibrate_lloyd, dp_lloyd_noise_scales, lloyd_profile
-from dpcore.kmeans_domain import (
+from dpcore.app.evaluate import kmeans_cost
+from dpcore.core.cancel import Cancelled, RunControl, controlled
+from dpcore.estimators.dpkmeans import DPKMeans
+from dpcore.mechanisms.importance import calibrate_lloyd, dp_lloyd_noise_scales, lloyd_profile
+from dpcore.mechanisms.importance.grid import calibrate_lloyd_histogram, grid_bins
+from dpcore.mechanisms.lloyd.domain import (
     auto_count_share,
     auto_n_iter,
     ball_domain,
@@ -24,10 +25,9 @@ from dpcore.kmeans_domain import (
     centre_error,
     error_budget_n_iter,
 )
-from dpcore.lloyd import DPLloyd, noisy_lloyd_update
-from dpcore.privacy import PrivacyLeakWarning, PureDP
-from dpcore.privacy_grid import calibrate_lloyd_histogram, grid_bins
-from dpcore.recommended import DPKMeans
+from dpcore.mechanisms.lloyd.estimator import DPLloyd, noisy_lloyd_update
+from dpcore.privacy.audit import audit_epsilon
+from dpcore.privacy.guarantees import PrivacyLeakWarning, PureDP
 
 
 def skewed_box_data(n=4000, seed=0):
@@ -239,7 +239,7 @@ def test_grid_sampler_dominates_exact_q_and_keeps_every_loss_at_most_epsilon():
     exact = calibrate_lloyd("privacy", epsilon=1.0, n=20000, dim=5, radius=r, n_iter=10,
                             sample_size=150, norms=norms)
     assert cal.noise_constant == pytest.approx(exact.noise_constant, rel=0.05)
-    from dpcore.importance import amplified_epsilon, privacy_constrained_weights
+    from dpcore.mechanisms.importance import amplified_epsilon, privacy_constrained_weights
 
     slopes = lloyd_profile(norms, beta_sum=cal.beta_sum, beta_count=cal.beta_count,
                            n_iter=10).slopes
@@ -330,11 +330,11 @@ def test_moment_seeding_spends_its_share_and_starts_inside_the_box():
 
 
 def test_box_laplace_sum_noise_runs_under_the_floating_point_defence():
-    """Release mode wraps every fit in dpcore.noise.defended_noise, where a bare float sampler
-    refuses: the per-coordinate Laplace sum path must use the value-aware adder (it did not when
-    the two branches were merged), and its output stays in the box."""
-    from dpcore.noise import defended_noise
-    from dpcore.recommended import DPKMeans
+    """Release mode wraps every fit in dpcore.privacy.noise.defended_noise, where a bare float
+    sampler refuses: the per-coordinate Laplace sum path must use the value-aware adder (it did not
+    when the two branches were merged), and its output stays in the box."""
+    from dpcore.estimators.dpkmeans import DPKMeans
+    from dpcore.privacy.noise import defended_noise
 
     X = np.random.default_rng(0).uniform(-1, 1, (2000, 3))
     lo, hi = -np.ones(3), np.ones(3)

@@ -1,4 +1,4 @@
-"""The lasting ledger (dpcore.ledger): survives a new process, never overspends under
+"""The lasting ledger (dpcore.privacy.ledger): survives a new process, never overspends under
 concurrent spends, composes every budget kind, stores no seed, and the curator CLI works on it."""
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.ledger import LastingLedger, dataset_key, list_ledgers, parse_budget
-from dpcore.privacy import (
+from dpcore.privacy.guarantees import (
     ZCDP,
     ApproxDP,
     BudgetExceededError,
@@ -22,7 +21,8 @@ from dpcore.privacy import (
     RandomDP,
     guarantee_from_dict,
 )
-from dpcore.schema import PublicDescription
+from dpcore.privacy.ledger import LastingLedger, dataset_key, list_ledgers, parse_budget
+from dpcore.release.schema import PublicDescription
 
 DESC = PublicDescription(["a", "b"], lower=[0, 0], upper=[1, 1], n=100)
 
@@ -42,9 +42,9 @@ def test_key_depends_on_table_and_description():
 def test_entries_survive_a_new_process(tmp_path):
     led = LastingLedger("k1", ApproxDP(1.0, 1e-6), directory=tmp_path)
     led.spend("first", PureDP(0.25), mechanism="dplloyd", epsilon=0.25)
-    code = ("from dpcore.ledger import LastingLedger; import sys; "
+    code = ("from dpcore.privacy.ledger import LastingLedger; import sys; "
             f"led = LastingLedger('k1', directory={str(tmp_path)!r}); "
-            "led.spend('second', __import__('dpcore.privacy').privacy.PureDP(0.5)); "
+            "led.spend('second', __import__('dpcore.privacy.guarantees').privacy.PureDP(0.5)); "
             "print(len(led), led.remaining().epsilon)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()

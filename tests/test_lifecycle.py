@@ -1,4 +1,4 @@
-"""Memory going back after a dashboard session ends: :mod:`dpcore.memory` and
+"""Memory going back after a dashboard session ends: :mod:`dpcore.core.memory` and
 ``pages/_lifecycle.py`` (the end-to-end number is ``tests/e2e/test_hostile_e2e.py``)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
 # after the call under test.
 _CHILD = """
 import sys, threading, numpy as np
-from dpcore import memory
+from dpcore.core import memory
 if sys.argv[1] == "tuned":
     assert memory.tune_allocator()
 big = np.ones(16 << 17); del big

@@ -11,10 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.cluster import KMeans
 
-from dpcore.audit import audit_epsilon
-from dpcore.evaluate import normalized_kmeans_cost
-from dpcore.importance import dp_lloyd_epsilon
-from dpcore.lloyd import (
+from dpcore.app.evaluate import normalized_kmeans_cost
+from dpcore.mechanisms.importance import dp_lloyd_epsilon
+from dpcore.mechanisms.lloyd.estimator import (
     DPLloyd,
     dp_lloyd,
     dp_lloyd_noise_scales,
@@ -22,7 +21,8 @@ from dpcore.lloyd import (
     noisy_lloyd_update,
     random_ball_centers,
 )
-from dpcore.privacy import PrivacyLeakWarning, PureDP
+from dpcore.privacy.audit import audit_epsilon
+from dpcore.privacy.guarantees import PrivacyLeakWarning, PureDP
 
 
 def blobs(n=3000, d=4, k=3, seed=0, spread=0.3):
@@ -297,8 +297,7 @@ def test_one_iteration_passes_the_audit_at_its_claimed_epsilon_and_a_weaker_nois
 
 
 def test_threaded_chunks_give_the_same_run(monkeypatch):
-    from dpcore import threads
-
+    from dpcore.core import threads
     X, init = blobs(3000, d=3, k=3, seed=9)
     w = np.random.default_rng(0).uniform(1, 2, 3000)
     kw = dict(n_iter=5, beta_sum=0.5, beta_count=0.5, radius=20.0, weights=w)
@@ -318,7 +317,7 @@ def test_sampled_iteration_passes_the_audit_at_its_amplified_epsilon_not_the_unw
     # mistake of amplifying the unweighted loss K gives log(1 + p(e^K − 1)) ≈ 0.022, which the
     # audit must contradict. (The base sample count is Binomial(40, p): the same law as Poisson
     # sampling of 40 identical points, drawn in one call for speed.)
-    from dpcore.importance import sampled_lloyd_epsilon
+    from dpcore.mechanisms.importance import sampled_lloyd_epsilon
 
     p, r, beta_sum, beta_count = 0.1, 1.0, 10.0, 10.0
     kw = dict(beta_sum=beta_sum, beta_count=beta_count, n_iter=1, radius=r, n=41,
@@ -355,7 +354,7 @@ def test_count_share_keeps_the_guarantee(sampler):
 def test_an_empty_table_gets_a_noise_release_not_a_refusal():
     # A refusal only on ∅ tells ∅ from one row with certainty (no noise covers it): every
     # k-means path releases noisy centres from the public start instead, as for any n.
-    from dpcore.recommended import DPKMeans
+    from dpcore.estimators.dpkmeans import DPKMeans
 
     empty, one = np.empty((0, 3)), np.ones((1, 3))
     for fit in (lambda X: DPLloyd(2, epsilon=1.0, radius=3.0, rng=0).fit(X),

@@ -1,4 +1,4 @@
-"""The compiled Lloyd step (dpcore.lloyd_kernel) against the numpy formulation it replaced."""
+"""The compiled Lloyd step (dpcore.core.kernels) against the numpy formulation it replaced."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpcore.geometry import nearest_center
-from dpcore.limits import ParameterError
-from dpcore.lloyd import cluster_sums, lloyd_statistics
-from dpcore.lloyd_kernel import BLOCK_ROWS, _kernel, assign_accumulate
+from dpcore.core.kernels import BLOCK_ROWS, _kernel, assign_accumulate
+from dpcore.data.geometry import nearest_center
+from dpcore.data.limits import ParameterError
+from dpcore.mechanisms.lloyd.estimator import cluster_sums, lloyd_statistics
 
 
 def _numpy_reference(X, C, w):
@@ -96,9 +96,9 @@ def test_halves_add_up_in_threads_and_the_kernel_releases_the_gil():
 def test_warm_up_loads_every_kernel_with_the_signatures_fits_use():
     # A server warms up at start (pages/_lifecycle.py) so LLVM's memory is in its baseline; a
     # fit afterwards must not need another compilation (a new signature would be one).
-    from dpcore.compiled import warm_up
-    from dpcore.lloyd import DPLloyd
-    from dpcore.privacy_grid import _grid_pass
+    from dpcore.core.compiled import warm_up
+    from dpcore.mechanisms.importance.grid import _grid_pass
+    from dpcore.mechanisms.lloyd.estimator import DPLloyd
 
     warm_up()
     before = (len(_kernel.signatures), len(_grid_pass.signatures))

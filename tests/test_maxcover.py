@@ -1,4 +1,5 @@
-"""Tests for dpcore.maxcover: spec maxcover_kmeans.md §6 claims 1–10, bad input, audits."""
+"""Tests for dpcore.mechanisms.maxcover: spec maxcover_kmeans.md §6 claims 1–10, bad input,
+audits."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special, stats
 
-from dpcore.audit import audit_epsilon
-from dpcore.maxcover import (
+from dpcore.mechanisms.maxcover import (
     MaxCoverKMeans,
     _IncidenceCover,
     _LazyCover,
@@ -30,8 +30,9 @@ from dpcore.maxcover import (
     project_to_unit_ball,
     split_budget,
 )
-from dpcore.noise import exponential_mechanism_probabilities
-from dpcore.privacy import ApproxDP, PrivacyLeakWarning
+from dpcore.privacy.audit import audit_epsilon
+from dpcore.privacy.guarantees import ApproxDP, PrivacyLeakWarning
+from dpcore.privacy.noise import exponential_mechanism_probabilities
 
 
 # ---------------------------------------------------------------- claim 1: privacy accounting
@@ -255,7 +256,7 @@ def test_noisy_counts_are_laplace_1_over_eps_L():
     rng = np.random.default_rng(8)
     Y = rng.uniform(-0.5, 0.5, (300, 2))
     C = rng.uniform(-0.5, 0.5, (4000, 2))
-    from dpcore.geometry import nearest_center
+    from dpcore.data.geometry import nearest_center
 
     n_c = np.bincount(nearest_center(Y, C)[0], minlength=4000)
     noise = noisy_candidate_counts(Y, C, 0.25, rng=0) - n_c
@@ -312,7 +313,7 @@ def test_samplers_give_same_utility_on_an_easy_instance():
     rng = np.random.default_rng(15)
     means = np.array([[3.0, 0, 0], [-3.0, 0, 0], [0, 3.0, 0]])
     X = means[rng.integers(0, 3, 1000)] + 0.2 * rng.normal(size=(1000, 3))
-    from dpcore.evaluate import kmeans_cost
+    from dpcore.app.evaluate import kmeans_cost
 
     costs = {}
     for sampler in ("incidence", "lazy"):

@@ -1,4 +1,4 @@
-"""The default (hybrid) grid sampler of dpcore.maxcover: exactness, bookkeeping, audit.
+"""The default (hybrid) grid sampler of dpcore.mechanisms.maxcover: exactness, bookkeeping, audit.
 
 Both modes of :class:`_HybridCover` must draw exactly P(g) ∝ exp(ε_E·c_g/2) over the whole grid
 (Claim 4.2); the χ² tests have the power to reject the wrong EM scale (see test_maxcover.py).
@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.audit import audit_epsilon
-from dpcore.maxcover.ballpoints import ball_lattice_points
-from dpcore.maxcover.grid import _offsets_within, _signed_offsets, _within
-from dpcore.maxcover.hybrid import _HybridCover
-from dpcore.noise import exponential_mechanism_probabilities
+from dpcore.mechanisms.maxcover.ballpoints import ball_lattice_points
+from dpcore.mechanisms.maxcover.grid import _offsets_within, _signed_offsets, _within
+from dpcore.mechanisms.maxcover.hybrid import _HybridCover
+from dpcore.privacy.audit import audit_epsilon
+from dpcore.privacy.noise import exponential_mechanism_probabilities
 
 
 def _level(seed=0):

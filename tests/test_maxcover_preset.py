@@ -13,15 +13,20 @@ import warnings
 import numpy as np
 import pytest
 
-from dpcore.datasets import gaussian_mixture
-from dpcore.evaluate import kmeans_cost
-from dpcore.geometry import nearest_center
-from dpcore.kmeans_domain import auto_count_share, ball_domain, error_budget_n_iter
-from dpcore.lloyd import dp_lloyd
-from dpcore.maxcover import MaxCoverKMeans, ProxyPartition, em_privacy_loss, project_to_unit_ball
-from dpcore.maxcover.estimator import DEFAULT_SEED_SHARE
-from dpcore.privacy import ApproxDP
-from dpcore.recommended import PARTITION_ROUNDS, DPKMeans
+from dpcore.app.evaluate import kmeans_cost
+from dpcore.data.datasets import gaussian_mixture
+from dpcore.data.geometry import nearest_center
+from dpcore.estimators.dpkmeans import PARTITION_ROUNDS, DPKMeans
+from dpcore.mechanisms.lloyd.domain import auto_count_share, ball_domain, error_budget_n_iter
+from dpcore.mechanisms.lloyd.estimator import dp_lloyd
+from dpcore.mechanisms.maxcover import (
+    MaxCoverKMeans,
+    ProxyPartition,
+    em_privacy_loss,
+    project_to_unit_ball,
+)
+from dpcore.mechanisms.maxcover.estimator import DEFAULT_SEED_SHARE
+from dpcore.privacy.guarantees import ApproxDP
 from dpcore.reproduce.maxcover import MAXCOVER_SETTINGS
 
 KW = dict(epsilon=1.0, delta=1e-6, radius=3.0, n_public=600)

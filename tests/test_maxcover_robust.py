@@ -12,11 +12,11 @@ import warnings
 import numpy as np
 import pytest
 
-from dpcore.datasets import gaussian_mixture, load_sample
-from dpcore.maxcover import MaxCoverKMeans, privacy_cost, split_budget
-from dpcore.maxcover.accounting import em_epsilon_for, em_privacy_loss
-from dpcore.maxcover.averaging import _clip_with_warning
-from dpcore.maxcover.lazy import _LazyCover
+from dpcore.data.datasets import gaussian_mixture, load_sample
+from dpcore.mechanisms.maxcover import MaxCoverKMeans, privacy_cost, split_budget
+from dpcore.mechanisms.maxcover.accounting import em_epsilon_for, em_privacy_loss
+from dpcore.mechanisms.maxcover.averaging import _clip_with_warning
+from dpcore.mechanisms.maxcover.lazy import _LazyCover
 
 #: the dashboard's public box [-180, 180] × [-90, 90]: centre (0, 0), radius √(180² + 90²)
 GEO_RADIUS = math.hypot(180.0, 90.0)
@@ -181,7 +181,7 @@ def test_data_inside_the_ball_is_not_copied():
 
 # ---------------------------------------------------------------- D'' pruning (post-processing)
 def test_prune_proxy_drops_empty_candidates_and_keeps_k():
-    from dpcore.maxcover.estimator import prune_proxy_weights
+    from dpcore.mechanisms.maxcover.estimator import prune_proxy_weights
 
     rng = np.random.default_rng(3)
     eps_L, n_empty = 0.1, 2000
@@ -197,7 +197,7 @@ def test_prune_proxy_drops_empty_candidates_and_keeps_k():
 
 
 def test_fit_reports_progress_per_level_and_can_be_cancelled():
-    from dpcore.cancel import Cancelled, RunControl, controlled
+    from dpcore.core.cancel import Cancelled, RunControl, controlled
 
     X = np.random.default_rng(4).uniform(-1, 1, (300, 3))
     seen: list[tuple[float, str]] = []

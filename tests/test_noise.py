@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.noise import (
+from dpcore.privacy.noise import (
     exponential_mechanism,
     exponential_mechanism_probabilities,
     gaussian,

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore import discrete_noise, noise
-from dpcore.audit import audit_epsilon
-from dpcore.privacy import ZCDP, ApproxDP, PureDP, compose
+from dpcore.privacy import discrete_noise, noise
+from dpcore.privacy.audit import audit_epsilon
+from dpcore.privacy.guarantees import ZCDP, ApproxDP, PureDP, compose
 
 EPS = 1.0
 
@@ -159,12 +159,12 @@ def test_every_release_mechanism_runs_with_defended_noise():
     # No release path may still call a bare float sampler (they refuse inside the context).
     import warnings
 
-    from dpcore.bounds import private_norm_quantile, private_row_count
-    from dpcore.coinpress import coinpress_mean
-    from dpcore.friendlycore import FriendlyCoreKMeans, friendly_mean
-    from dpcore.lloyd import DPLloyd
-    from dpcore.maxcover import noisy_average
-    from dpcore.sensitivity import respond
+    from dpcore.mechanisms.baselines.coinpress import coinpress_mean
+    from dpcore.mechanisms.bounds import private_norm_quantile, private_row_count
+    from dpcore.mechanisms.friendlycore import FriendlyCoreKMeans, friendly_mean
+    from dpcore.mechanisms.lloyd.estimator import DPLloyd
+    from dpcore.mechanisms.maxcover import noisy_average
+    from dpcore.mechanisms.sensitivity.sampler import respond
 
     rng = np.random.default_rng(0)
     X = np.clip(rng.normal(size=(600, 2)), -3, 3) * 0.2

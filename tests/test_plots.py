@@ -1,5 +1,5 @@
-"""Pure tests of the dashboard's figure builders (dpcore.plots), UI helpers (dpcore.ui_state) and
-sweeps (dpcore.sweeps): no Streamlit involved."""
+"""Pure tests of the dashboard's figure builders (dpcore.app.plots), UI helpers
+(dpcore.app.ui_state) and sweeps (dpcore.app.sweeps): no Streamlit involved."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from dpcore import plots
-from dpcore.sweeps import (
+from dpcore.app import plots
+from dpcore.app.sweeps import (
     TargetAnswer,
     clustering_algorithms,
     epsilon_for_target,
@@ -21,7 +21,7 @@ from dpcore.sweeps import (
     unavailable_algorithms,
     utility_sweep,
 )
-from dpcore.ui_state import (
+from dpcore.app.ui_state import (
     MAX_SCATTER_POINTS,
     box_geometry,
     explore_seed,
@@ -190,7 +190,7 @@ def test_log_grid():
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_sweep_and_fits_on_a_mixture():
-    from dpcore.datasets import gaussian_mixture
+    from dpcore.data.datasets import gaussian_mixture
 
     X, _, _ = gaussian_mixture(3000, 2, 3, sigma=0.5, center_radius=5.0, rng=0)
     X /= max(1.0, np.linalg.norm(X, axis=1).max() / 8.0)
@@ -219,7 +219,7 @@ def test_sweep_and_fits_on_a_mixture():
 
 
 def test_each_algorithm_keeps_its_style_whatever_the_order_and_run():
-    from dpcore.plots import algorithm_style, centers_figure
+    from dpcore.app.plots import algorithm_style, centers_figure
 
     C = np.zeros((2, 2))
     a = centers_figure(None, {"DP-Lloyd": C, "Max-cover k-means": C + 1})
@@ -232,7 +232,7 @@ def test_each_algorithm_keeps_its_style_whatever_the_order_and_run():
 
 
 def test_kept_and_removed_colours_never_swap():
-    from dpcore.plots import KEPT_COLOR, REMOVED_COLOR, points_figure
+    from dpcore.app.plots import KEPT_COLOR, REMOVED_COLOR, points_figure
 
     P = np.random.default_rng(0).normal(size=(40, 2))
     for first in ("kept", "removed"):
@@ -243,7 +243,7 @@ def test_kept_and_removed_colours_never_swap():
 
 def test_centres_are_webgl_traces_drawn_after_the_data():
     # browsers draw every WebGL trace above SVG ones: SVG centres would hide under WebGL data
-    from dpcore.plots import centers_figure
+    from dpcore.app.plots import centers_figure
 
     P = np.random.default_rng(1).normal(size=(500, 2))
     fig = centers_figure(P, {"DP-Lloyd": np.zeros((3, 2))})
@@ -252,7 +252,7 @@ def test_centres_are_webgl_traces_drawn_after_the_data():
 
 
 def test_centres_are_clamped_into_the_declared_box_and_circles_are_round():
-    from dpcore.plots import centers_figure, clip_to_box
+    from dpcore.app.plots import centers_figure, clip_to_box
 
     box = [(-180.0, 180.0), (-90.0, 90.0)]
     C = np.array([[190.0, -160.0], [10.0, 20.0]])
@@ -266,7 +266,7 @@ def test_centres_are_clamped_into_the_declared_box_and_circles_are_round():
 
 
 def test_log_axes_label_every_tick_with_its_full_value():
-    from dpcore.plots import _log_ticks, log_axis
+    from dpcore.app.plots import _log_ticks, log_axis
 
     ticks = _log_ticks(0.15, 0.9)  # less than a decade: 2 3 4 … must carry their decade
     assert ticks[0] <= 0.2 and all(t <= 1.0 for t in ticks)
@@ -278,7 +278,7 @@ def test_log_axes_label_every_tick_with_its_full_value():
 
 
 def test_utility_figure_goes_log_when_errors_span_decades_and_draws_the_reference():
-    from dpcore.plots import utility_curve_figure
+    from dpcore.app.plots import utility_curve_figure
 
     def summary(values):
         return pd.DataFrame({"algorithm": ["A"] * 3, "epsilon": [0.1, 1.0, 10.0],
@@ -297,7 +297,7 @@ def test_axis_titles_from_column_names_are_plain_text():
     """Plotly renders <a href> in titles: a hostile column name must arrive escaped."""
     import numpy as np
 
-    from dpcore.plots import points_figure
+    from dpcore.app.plots import points_figure
 
     fig = points_figure(np.zeros((3, 2)), axis_titles=('<a href="http://127.0.0.1:9/">x</a>', "y"))
     assert "<a" not in fig.layout.xaxis.title.text and "&lt;a" in fig.layout.xaxis.title.text
@@ -307,10 +307,10 @@ def test_dashboard_and_reports_share_one_colour_per_method():
     """The dashboard's algorithm colours are the reports' METHOD_COLORS entries, and a name only
     the reports' table knows (a one-line addition there) gets that colour on the dashboard too.
 
-    Catches: a second hard-coded palette in dpcore.plots drifting from the reports (the state
+    Catches: a second hard-coded palette in dpcore.app.plots drifting from the reports (the state
     before issue 16), and two algorithms of one dashboard comparison sharing a colour.
     """
-    from dpcore.plots import DASHBOARD_METHODS, STYLES, algorithm_style
+    from dpcore.app.plots import DASHBOARD_METHODS, STYLES, algorithm_style
     from dpcore.reproduce import _figures
 
     for name, (key, _) in DASHBOARD_METHODS.items():

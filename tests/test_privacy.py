@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpcore.privacy import (
+from dpcore.privacy.guarantees import (
     ZCDP,
     ApproxDP,
     BudgetExceededError,

@@ -1,4 +1,5 @@
-"""The one-pass norm grid (dpcore.privacy_grid): bins, histogram and the thinned Poisson sampler."""
+"""The one-pass norm grid (dpcore.mechanisms.importance.grid): bins, histogram and the thinned
+Poisson sampler."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore import threads
-from dpcore.kmeans_domain import ball_domain, box_domain
-from dpcore.lloyd_calibration import _rootfind_log
-from dpcore.privacy_grid import grid_bins, grid_histogram, grid_poisson_sample
+from dpcore.core import threads
+from dpcore.mechanisms.importance.calibration import _rootfind_log
+from dpcore.mechanisms.importance.grid import grid_bins, grid_histogram, grid_poisson_sample
+from dpcore.mechanisms.lloyd.domain import ball_domain, box_domain
 
 
 def _reference(X, dom, grid):
@@ -46,7 +47,7 @@ def test_norms_beyond_the_radius_go_to_the_last_bin_and_nan_is_reported():
 
 
 def test_dplloyd_reports_nan_rows_on_the_grid_path():
-    from dpcore.lloyd import DPLloyd
+    from dpcore.mechanisms.lloyd.estimator import DPLloyd
 
     X = np.random.default_rng(1).normal(size=(300, 3))
     X[7, 1] = np.inf

@@ -11,8 +11,8 @@ import pytest
 from apptest_helpers import APP, capture_downloads, clear_caches, figure_specs
 from streamlit.testing.v1 import AppTest
 
-import dpcore.release as release_mod
-from dpcore.release import FAILED
+import dpcore.release.door as release_mod
+from dpcore.release.door import FAILED
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 N = 400
@@ -77,7 +77,7 @@ def test_finding1_no_seed_in_any_view_download_or_ledger(curator, monkeypatch):
 
 
 def test_finding2_failure_is_charged_and_says_nothing(curator, monkeypatch):
-    from dpcore.lloyd import DPLloyd
+    from dpcore.mechanisms.lloyd.estimator import DPLloyd
 
     real_fit = DPLloyd.fit
 

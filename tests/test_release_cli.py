@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from dpcore.cli import main
-from dpcore.noise import DEFAULT_ETA
+from dpcore.privacy.noise import DEFAULT_ETA
 
 
 @pytest.fixture
@@ -32,7 +32,7 @@ def test_run_on_a_private_table_is_a_charged_release_without_seed(private, tmp_p
     assert main([*args, "--out", str(out)]) == 0
     doc = json.loads(out.read_text())
     assert np.shape(doc["released"]["centers"]) == (2, 2)
-    # ε = 0.4 plus the floating-point defence's slack (dpcore.noise.defended_noise)
+    # ε = 0.4 plus the floating-point defence's slack (dpcore.privacy.noise.defended_noise)
     assert doc["guarantee"] == {"type": "PureDP", "epsilon": 0.4 * (1 + DEFAULT_ETA) ** 2}
     assert "seed" not in out.read_text() and "seconds" not in out.read_text()
     assert main(args) == 0  # the same data set: the budget given again is the stored one
@@ -67,7 +67,7 @@ def test_app_private_checks_inputs_and_passes_them_in_the_environment(private, c
     assert main(["app", "--private", str(data), "--schema", str(schema), "--budget", "2",
                  "--dry-run", "-q"]) == 2
     assert "zz" in capsys.readouterr().err  # the curator's terminal may name it
-    from dpcore.curator import curator_env, deployment_from_env
+    from dpcore.release.curator import curator_env, deployment_from_env
 
     schema.write_text(json.dumps({"columns": ["a", "b"], "center": [0, 0], "radius": 1.5}))
     env = curator_env(str(data), str(schema), "2,1e-6", str(ledger))

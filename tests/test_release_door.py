@@ -1,5 +1,5 @@
-"""The release door (dpcore.release): plan from public inputs, charge before computing, ⊥ with a
-fixed message on any failure, refusal of parameters read off the data, OS randomness only."""
+"""The release door (dpcore.release.door): plan from public inputs, charge before computing, ⊥ with
+a fixed message on any failure, refusal of parameters read off the data, OS randomness only."""
 
 from __future__ import annotations
 
@@ -9,16 +9,22 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpcore.release as release_mod
-from dpcore.noise import DEFAULT_ETA
-from dpcore.privacy import ApproxDP, BudgetExceededError, PrivacyLeakWarning, PrivacyLedger, PureDP
-from dpcore.release import FAILED, ReleaseDoor, ReleaseRefused
-from dpcore.runconfig import MECHANISMS, Mechanism, register
-from dpcore.schema import PublicDescription
+import dpcore.release.door as release_mod
+from dpcore.privacy.guarantees import (
+    ApproxDP,
+    BudgetExceededError,
+    PrivacyLeakWarning,
+    PrivacyLedger,
+    PureDP,
+)
+from dpcore.privacy.noise import DEFAULT_ETA
+from dpcore.release.door import FAILED, ReleaseDoor, ReleaseRefused
+from dpcore.release.runconfig import MECHANISMS, Mechanism, register
+from dpcore.release.schema import PublicDescription
 
 DESC = PublicDescription(["a", "b"], lower=[-1, -1], upper=[1, 1], n=300)
 
-#: The defended noise inflates every charge by (1 + η)² (dpcore.noise.defended_noise).
+#: The defended noise inflates every charge by (1 + η)² (dpcore.privacy.noise.defended_noise).
 SLACK_GROWTH = (1.0 + DEFAULT_ETA) ** 2
 DELIVERED_HALF = PureDP(0.5 * SLACK_GROWTH)
 
@@ -150,18 +156,18 @@ def test_prepare_is_per_row_and_never_names_a_value():
 
 
 def test_release_runs_under_defended_noise_and_charges_its_slack(monkeypatch):
-    """The mechanism runs inside dpcore.noise.defended_noise (a bare float sampler would refuse
-    there), and the defence's slack is part of the one ledger entry and of the guarantee."""
-    import dpcore.noise
+    """The mechanism runs inside dpcore.privacy.noise.defended_noise (a bare float sampler would
+    refuse there), and the defence's slack is part of the one ledger entry and of the guarantee."""
+    import dpcore.privacy.noise
 
     seen = []
-    real = dpcore.noise.defended_noise
+    real = dpcore.privacy.noise.defended_noise
 
     def spy(*a, **kw):
         seen.append(True)
         return real(*a, **kw)
 
-    monkeypatch.setattr("dpcore.release.defended_noise", spy)
+    monkeypatch.setattr("dpcore.release.door.defended_noise", spy)
     door = _door()
     rel = door.release("dplloyd", {"n_clusters": 2, "epsilon": 0.5})
     assert seen and not rel.failed
@@ -169,7 +175,7 @@ def test_release_runs_under_defended_noise_and_charges_its_slack(monkeypatch):
 
 
 def test_public_description_json_round_trip_and_clear_errors():
-    from dpcore.schema import SchemaError
+    from dpcore.release.schema import SchemaError
 
     assert PublicDescription.from_json(DESC.to_json()) == DESC
     assert DESC.center == (0.0, 0.0) and DESC.radius == pytest.approx(np.sqrt(2))

@@ -173,7 +173,7 @@ class Session:
 def _force_draw(monkeypatch, draw: int) -> None:
     """The same release randomness in both runs (the door's test-only entropy hook; before the
     door, the pages' fresh seeds)."""
-    import dpcore.ui_state as ui_state
+    import dpcore.app.ui_state as ui_state
 
     monkeypatch.setattr(ui_state, "fresh_seed", lambda: 1000 + draw)
     try:
@@ -184,7 +184,7 @@ def _force_draw(monkeypatch, draw: int) -> None:
     except ImportError:
         pass
     try:
-        import dpcore.release as release
+        import dpcore.release.door as release
 
         monkeypatch.setattr(release, "_entropy", lambda: np.random.default_rng(1000 + draw))
     except ImportError:
@@ -193,7 +193,7 @@ def _force_draw(monkeypatch, draw: int) -> None:
 
 def _fail_on_odd_n(monkeypatch) -> None:
     """DP-Lloyd fails on odd-sized data with a message holding a data statistic (finding 2)."""
-    from dpcore.lloyd import DPLloyd
+    from dpcore.mechanisms.lloyd.estimator import DPLloyd
 
     original = DPLloyd.fit
 

@@ -121,7 +121,7 @@ def test_claims_table_from_small_runs_uses_the_stated_rule():
 def test_claim4_preprocessing_independent_of_dimension_and_norm():
     # Claim 4: FriendlyCore's pre-processing depends on neither d nor the norm of the points:
     # same n̂ / threshold draws for the same seed, and the whole N(μ, I_d) sample is kept.
-    from dpcore.friendlycore import friendly_core
+    from dpcore.mechanisms.friendlycore import friendly_core
 
     # Bug caught: a filter whose radius or threshold depends on d or on the norm of the points
     # (e.g. r without the √d term, or computed from un-centred norms) drops points here; the

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.importance import (
+from dpcore.mechanisms.importance import (
     calibrate_lloyd,
     lloyd_profile,
     privacy_constrained_weights,
@@ -55,7 +55,7 @@ def test_c10_closed_form_weights_are_negligible_next_to_bisection():
     run, so the machine's load cancels) and agree with it to 1e-8. Bug caught: DPLloyd's
     privacy sampler silently falling back to bisection (the old test, pipeline < 25 % of full
     DP-Lloyd on synthetic data, could not fail)."""
-    from dpcore.importance import solve_privacy_constrained
+    from dpcore.mechanisms.importance import solve_privacy_constrained
 
     rng = np.random.default_rng(0)
     X = rng.standard_t(6, size=(200_000, 20)) * 10

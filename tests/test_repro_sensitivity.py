@@ -60,7 +60,7 @@ def test_svm_sensitivity_far_below_proposition_19():
 
 
 def sampler_k(m, gamma):
-    from dpcore.sensitivity import sampler_config
+    from dpcore.mechanisms.sensitivity.sampler import sampler_config
 
     return sampler_config(m=m, gamma=gamma).k
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from dpcore.rng import as_generator
+from dpcore.core.rng import as_generator
 
 
 def test_int_seed_is_reproducible():

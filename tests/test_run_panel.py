@@ -8,11 +8,11 @@ import time
 import pytest
 from apptest_helpers import clear_caches, errors, new_app
 
-from dpcore.cancel import RunControl, checkpoint
+from dpcore.core.cancel import RunControl, checkpoint
 from pages._run import Job, _execute
 
 pytestmark = pytest.mark.filterwarnings(
-    "ignore::dpcore.privacy.PrivacyLeakWarning", "ignore::UserWarning"
+    "ignore::dpcore.privacy.guarantees.PrivacyLeakWarning", "ignore::UserWarning"
 )
 
 

@@ -1,4 +1,5 @@
-"""Run configurations (dpcore.runconfig): the JSON contract shared with the dashboard and CLI."""
+"""Run configurations (dpcore.release.runconfig): the JSON contract shared with the dashboard and
+CLI."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore import runconfig as rc
-from dpcore.privacy import PrivacyLeakWarning, PureDP
+from dpcore.privacy.guarantees import PrivacyLeakWarning, PureDP
+from dpcore.release import runconfig as rc
 
 
 def standin_mean(X, *, epsilon: float, radius: float, rng=None, scale: float = 1.0):
@@ -257,7 +258,7 @@ def test_synthetic_mixture_source_regenerates_the_dashboard_data(standins):
 
 
 def test_run_config_spends_from_a_ledger_or_releases_nothing(standins):
-    from dpcore.privacy import BudgetExceededError, PrivacyLedger
+    from dpcore.privacy.guarantees import BudgetExceededError, PrivacyLedger
 
     ledger = PrivacyLedger(PureDP(1.5))
     X = np.zeros((10, 2))
@@ -273,7 +274,7 @@ def test_run_config_spends_from_a_ledger_or_releases_nothing(standins):
 def test_uniform_oracle_draws_both_classes_for_a_label_statistic():
     # linear_svm reads the sign of the last column; a [0, 1] box would give one class only and
     # every sampled data set would fail. The uniform oracle draws that label from {-1, +1}.
-    from dpcore.runconfig import sensitivity_release
+    from dpcore.release.runconfig import sensitivity_release
 
     gen = np.random.default_rng(0)
     X = gen.uniform(0, 1, (200, 3))

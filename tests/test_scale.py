@@ -1,4 +1,4 @@
-"""dpcore.scale: importance sampling on Dask with the in-memory path's distribution.
+"""dpcore.scale.dask_kmeans: importance sampling on Dask with the in-memory path's distribution.
 
 Fast tests run on Dask's synchronous scheduler; the ``cluster`` tests run on a
 ``LocalCluster(n_workers=2, processes=True, threads_per_worker=1)`` (slow: ~10 s to start),
@@ -22,14 +22,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpcore import importance, scale
-from dpcore.geometry import clip_to_ball
-from dpcore.privacy import PrivacyLeakWarning, PureDP
+from dpcore.data.geometry import clip_to_ball
+from dpcore.mechanisms.importance import sampling as importance
+from dpcore.privacy.guarantees import PrivacyLeakWarning, PureDP
+from dpcore.scale import dask_kmeans as scale
 
 R = 5.0  # declared radius
 # n and x̃ read off the data warn (tested in test_mean_sq_norm_treatments); elsewhere that is
 # the point of the test, not a finding.
-pytestmark = pytest.mark.filterwarnings("ignore::dpcore.privacy.PrivacyLeakWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::dpcore.privacy.guarantees.PrivacyLeakWarning")
 
 
 def two_scale_data(n_per: int = 1000, d: int = 3, seed: int = 0) -> np.ndarray:
@@ -201,11 +202,10 @@ def test_private_mean_sq_norm_is_laplace_with_sensitivity_r_squared():
 
 
 def test_private_mean_sq_norm_passes_the_audit_and_a_wrong_scale_does_not(monkeypatch):
-    """Audit of the x̃ release (dpcore.audit) on neighbours whose sums of squared clipped norms
-    differ by r² (one row moved from the centre to the sphere). With the sensitivity wrongly
+    """Audit of the x̃ release (dpcore.privacy.audit) on neighbours whose sums of squared clipped
+    norms differ by r² (one row moved from the centre to the sphere). With the sensitivity wrongly
     taken as r (r = 3, so the true ε is 3 ε₀), the lower bound exceeds ε₀: the audit has power."""
-    from dpcore import audit, noise
-
+    from dpcore.privacy import audit, noise
     r, eps0, n = 3.0, 1.0, 10_000
     d0, d1 = 0.5 * n * r * r, 0.5 * n * r * r + r * r
 
@@ -277,8 +277,7 @@ def mixture(n: int = 3000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 def test_dask_dp_lloyd_is_the_in_memory_algorithm(sync, monkeypatch):
     """Same seed: the same noise draws in the same order, so the map-reduced statistics give the
     in-memory DPLloyd's centres up to summation order; and noise is added once per iteration."""
-    from dpcore import lloyd
-
+    from dpcore.mechanisms.lloyd import estimator as lloyd
     X, _ = mixture()
     calls = []
     real = lloyd.noisy_lloyd_update
@@ -296,8 +295,7 @@ def test_dask_dp_lloyd_is_the_in_memory_algorithm(sync, monkeypatch):
 
 
 def test_kmeans_pipeline_has_the_in_memory_guarantee(sync):
-    from dpcore import lloyd
-
+    from dpcore.mechanisms.lloyd import estimator as lloyd
     X, truth = mixture(6000)
     A = da.from_array(X, chunks=(2000, -1))
     res = scale.kmeans(A, 3, epsilon=50.0, radius=R, sample_size=1500, rng=0)
@@ -327,8 +325,7 @@ def test_kmeans_pipeline_has_the_in_memory_guarantee(sync):
 def test_privacy_sampler_is_the_in_memory_one_in_a_single_pass(sync):
     """Theorem 10 with the 'sampling for free' noise: q depends on x alone, so one pass, no n
     and no x̃ (no PrivacyLeakWarning at all), and the same q, noise and ε as DPLloyd."""
-    from dpcore import lloyd
-
+    from dpcore.mechanisms.lloyd import estimator as lloyd
     X, _ = mixture(4000)
     A = da.from_array(X, chunks=(1000, -1))
     with warnings.catch_warnings():
@@ -416,7 +413,6 @@ def test_cli_runs_on_a_scheduler_address(client, tmp_path, capsys):
     import json
 
     from dpcore import cli
-
     X, _ = mixture(3000)
     for i in range(3):
         pd.DataFrame(X[i * 1000:(i + 1) * 1000], columns=["a", "b"]).to_parquet(

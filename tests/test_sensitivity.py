@@ -10,9 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dpcore.audit import audit_epsilon
-from dpcore.privacy import PrivacyLeakWarning, RandomDP
-from dpcore.sensitivity import (
+from dpcore.mechanisms.sensitivity.sampler import (
     BernsteinRelease,
     SamplerError,
     bernstein_lattice,
@@ -24,6 +22,8 @@ from dpcore.sensitivity import (
     sample_then_respond,
     sampler_config,
 )
+from dpcore.privacy.audit import audit_epsilon
+from dpcore.privacy.guarantees import PrivacyLeakWarning, RandomDP
 
 
 def exp_oracle(size, rng):
@@ -543,7 +543,7 @@ def test_bernstein_release_in_two_dimensions():
 
 
 def test_release_guarantee_composes_in_the_ledger():
-    from dpcore.privacy import BudgetExceededError, PrivacyLedger
+    from dpcore.privacy.guarantees import BudgetExceededError, PrivacyLedger
 
     ledger = PrivacyLedger(RandomDP(1.0, 0.0, 0.25))
     rel = sample_then_respond(MapMean(), np.ones(20), exp_oracle, epsilon=0.5, gamma=0.1, rng=0)

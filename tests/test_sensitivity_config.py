@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 from scipy.special import lambertw
 
-from dpcore.sensitivity import (
+from dpcore.mechanisms.sensitivity.sampler import (
     gamma_min,
     rdp_gamma_under_shift,
     rho_for_gamma,

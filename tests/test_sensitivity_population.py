@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpcore.sensitivity import sample_then_respond
-from dpcore.sensitivity_population import (
+from dpcore.mechanisms.sensitivity.population import (
     POPULATIONS,
     RDP_PROMISE,
     delivered_gamma,
     population_sampler,
 )
-from dpcore.statistics import get_statistic
+from dpcore.mechanisms.sensitivity.sampler import sample_then_respond
+from dpcore.mechanisms.sensitivity.statistics import get_statistic
 
 BOX = (-1.0, 1.0)
 

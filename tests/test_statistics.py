@@ -8,8 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import trim_mean
 
-from dpcore.sensitivity import SamplerError, sample_sensitivity, sample_then_respond
-from dpcore.statistics import (
+from dpcore.mechanisms.sensitivity.sampler import (
+    SamplerError,
+    sample_sensitivity,
+    sample_then_respond,
+)
+from dpcore.mechanisms.sensitivity.statistics import (
     MENU,
     STATISTICS,
     describe_menu,

@@ -12,7 +12,7 @@ twice:
 
 Every panel has its own legend; every method has one fixed colour across panels and reports
 (:data:`METHOD_COLORS`, looked up by :func:`method_color`). This table is the one source of
-method colours in dpcore: the dashboard (:data:`dpcore.plots.STYLES`) takes its algorithms'
+method colours in dpcore: the dashboard (:data:`dpcore.app.plots.STYLES`) takes its algorithms'
 colours from it, so add a new method here (one line) and both use it.
 """
 

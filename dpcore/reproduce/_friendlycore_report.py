@@ -218,12 +218,14 @@ def deviations(raw: dict[str, pd.DataFrame]) -> pd.DataFrame:
          "the paper gives none"),
         ("CoinPress in Fig. 5(3)", "iterations not stated", "t = 2", "its repository's default"),
         ("KV18 (Fig. 5(3))", "[KV18] 'coordinate-wise after a random rotation', accounting not "
-         "stated", "dpcore.baselines.kv18.kv18_mean: random rotation, per coordinate σ-bins over "
+         "stated", "dpcore.mechanisms.baselines.kv18.kv18_mean: random rotation, per coordinate "
+                   "σ-bins over "
          "[−R, R], clip to ±4σ√ln(n/β), β = 0.05; Gaussian noise, ρ = 1 split ½/½",
          "to spend the same ρ = 1 zCDP as FC_Avg; KV18 itself is 1-D pure DP (also implemented, "
          "kv18_mean_1d)"),
         ("LSH_Clustering", "Google's code (CK21), (ε = 2, δ)-DP, PLD accountant",
-         "dpcore.baselines.lsh_clustering (our re-implementation, same tree, thresholds and "
+         "dpcore.mechanisms.baselines.lsh_clustering (our re-implementation, same tree, thresholds "
+         "and "
          "noise shapes), (ε = 2, δ = 1e-8); noise knob α calibrated by zCDP composition",
          "no dp_accounting dependency; zCDP is looser, so our LSH adds somewhat more noise "
          "(a disadvantage to the baseline)"),
@@ -348,7 +350,8 @@ def write_report(path: Path, raw: dict[str, pd.DataFrame], *, audits: pd.DataFra
     if audits is not None:
         lines += [
             "## Privacy audits", "",
-            "`dpcore.audit.audit_epsilon` lower bounds on ε (95 % confidence) on neighbouring "
+            "`dpcore.privacy.audit.audit_epsilon` lower bounds on ε (95 % confidence) on "
+            "neighbouring "
             "inputs, against the claimed (ρ, δ) = (1, 1e-6)-zCDP converted with δ' = 1e-3. "
             "The broken variants show that the audit has power. The baselines' audits "
             "(KV18 at ε and at ρ, LSH_Clustering at (2, 1e-8)) are in `tests/test_baselines.py`.",

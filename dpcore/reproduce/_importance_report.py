@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from dpcore.importance import (
+from dpcore.mechanisms.importance import (
     amplified_epsilon,
     calibrate_lloyd,
     coreset_probabilities,

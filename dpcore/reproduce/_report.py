@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpcore.datasets import REPO_ROOT
+from dpcore.data.datasets import REPO_ROOT
 
 #: Where full runs write: the committed reports.
 COMMITTED_DIR = REPO_ROOT / "docs" / "reproduction"

@@ -9,7 +9,7 @@ pandas DataFrame:
   FC_Avg vs CoinPress (and the plain Gaussian mechanism) on N(0, I_d) data, ρ = 1, δ = 1e-8,
   trimmed mean (0.1–0.9 quantiles) of the ℓ2 error.
 * :func:`figure6` — Fig. 6: d = 2, k = 8, normalised k-means loss 1 − X/Y vs n, FC_Clustering
-  (ρ = 0.99, DPLloyd backup with ρ = 0.01) vs :class:`~dpcore.lloyd.DPLloyd`.
+  (ρ = 0.99, DPLloyd backup with ρ = 0.01) vs :class:`~dpcore.mechanisms.lloyd.estimator.DPLloyd`.
 * :func:`figure7_left` — Fig. 7 left: k = 5 Gaussian mixture, labelling failure vs d, PCA oracle.
 * :func:`claims` — spec §6 claims, each with its measured numbers and a verdict.
 
@@ -31,15 +31,15 @@ import pandas as pd
 from scipy import stats
 from scipy.optimize import linear_sum_assignment
 
-from dpcore.baselines.kv18 import kv18_mean
-from dpcore.baselines.lsh_clustering import LSHClustering
-from dpcore.coinpress import coinpress_mean, gaussian_mean
-from dpcore.datasets import REPO_ROOT
-from dpcore.evaluate import kmeans_cost
-from dpcore.friendlycore import FriendlyCoreKMeans, friendly_mean
-from dpcore.privacy import PrivacyLeakWarning
+from dpcore.app.evaluate import kmeans_cost
+from dpcore.core.rng import RNGLike, as_generator
+from dpcore.data.datasets import REPO_ROOT
+from dpcore.mechanisms.baselines.coinpress import coinpress_mean, gaussian_mean
+from dpcore.mechanisms.baselines.kv18 import kv18_mean
+from dpcore.mechanisms.baselines.lsh_clustering import LSHClustering
+from dpcore.mechanisms.friendlycore import FriendlyCoreKMeans, friendly_mean
+from dpcore.privacy.guarantees import PrivacyLeakWarning
 from dpcore.reproduce._report import markdown_table, report_dir
-from dpcore.rng import RNGLike, as_generator
 
 __all__ = [
     "claims",
@@ -146,7 +146,8 @@ def figure5_vs_n(
     rng: RNGLike = 0,
 ) -> pd.DataFrame:
     """Fig. 5(3): error vs n at d = 50, R = 10√d: CoinPress t = 2 (as in its repository), KV18
-    (:func:`dpcore.baselines.kv18.kv18_mean`, ρ-zCDP, coordinate-wise after a random rotation)
+    (:func:`dpcore.mechanisms.baselines.kv18.kv18_mean`, ρ-zCDP, coordinate-wise after a random
+    rotation)
     and, as a reference, the plain Gaussian mechanism over the ball of radius R + √d + 3."""
     gen = as_generator(rng)
     rows = []
@@ -194,7 +195,7 @@ def _reference_cost(X: np.ndarray, k: int, gen: np.random.Generator) -> float:
 
 
 def _dplloyd(k: int, epsilon: float, radius: float, gen: np.random.Generator):
-    from dpcore.lloyd import DPLloyd
+    from dpcore.mechanisms.lloyd.estimator import DPLloyd
 
     return DPLloyd(k, epsilon=epsilon, radius=radius, n_iter=10, rng=gen)
 
@@ -316,7 +317,7 @@ GAS_FILE = "gas_drift_partial.csv.gz"
 
 def load_gas(path: Path | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The gas-sensor drift rows (batches 1–6, 8, 9): the 128 features and the batch number."""
-    from dpcore.datasets import data_dir
+    from dpcore.data.datasets import data_dir
 
     df = pd.read_csv(path or data_dir() / GAS_FILE)
     return df[[f"f{i}" for i in range(1, 129)]].to_numpy(float), df["batch"].to_numpy()
@@ -369,13 +370,13 @@ def _audit_row(name: str, res, claimed: float) -> dict:
 
 
 def audits(n_samples: int = 20_000, rng: RNGLike = 0) -> pd.DataFrame:
-    """Privacy audits (:func:`dpcore.audit.audit_epsilon`) of the zCDP filter and friendly_mean at
-    the claimed (ρ, δ) = (1, 1e-6) converted with δ' = 1e-3, each next to a deliberately broken
-    variant (the bug named in the table) that the audit must flag."""
-    from dpcore.audit import audit_epsilon
-    from dpcore.friendlycore import filters as _filters
-    from dpcore.friendlycore import friend_counts, zCDPFilter
-    from dpcore.privacy import ZCDP
+    """Privacy audits (:func:`dpcore.privacy.audit.audit_epsilon`) of the zCDP filter and
+    friendly_mean at the claimed (ρ, δ) = (1, 1e-6) converted with δ' = 1e-3, each next to a
+    deliberately broken variant (the bug named in the table) that the audit must flag."""
+    from dpcore.mechanisms.friendlycore import filters as _filters
+    from dpcore.mechanisms.friendlycore import friend_counts, zCDPFilter
+    from dpcore.privacy.audit import audit_epsilon
+    from dpcore.privacy.guarantees import ZCDP
 
     rho, delta = 1.0, 1e-6
     claim = ZCDP(rho, delta).to_approx_dp(1e-3)
@@ -458,7 +459,7 @@ FINDINGS = """## Findings, errata and deviations
   core size) is private — we plug in FriendlyCore's released n̂.
 * **FriendlyOrdTupAvg** prints `2r_j/n`; the proof needs `2r_j/n̂` (used here).
 * **KV18** (Fig. 5(3)) and **LSH_Clustering** (Figs. 6–7) are re-implemented in
-  `dpcore.baselines` (see the differences table); DPLloyd stays as an extra reference.
+  `dpcore.mechanisms.baselines` (see the differences table); DPLloyd stays as an extra reference.
 * **Fig. 7 right's data set.** The paper's [FH15] is the UCI "Gas sensor array under dynamic gas
   mixtures" set (≈ 8M rows of 16 sensor readings), not the gas sensor array *drift* set in
   `../shared/data/`; the panel here runs on the drift set as the closest available substitute.

@@ -23,16 +23,17 @@ on all rows divided by n, median and quartiles over repetitions.
 Deliberate differences from the paper's code, all towards correct DP (spec §4.3, §9):
 
 * the sum noise has density ∝ exp(−‖ζ‖/β_sum) with a Gamma(d, β_sum) radius
-  (:func:`dpcore.noise.sample_l2_exponential`); the authors' code draws an Exponential(β_sum)
-  radius, about d = 54 times less noise, and is not ε-DP;
+  (:func:`dpcore.privacy.noise.sample_l2_exponential`); the authors' code draws an
+  Exponential(β_sum) radius, about d = 54 times less noise, and is not ε-DP;
 * noisy counts below 1 keep the previous centre and centres are clipped to the ball
-  (:func:`dpcore.lloyd.noisy_lloyd_update`); the paper applies the ratio literally;
+  (:func:`dpcore.mechanisms.lloyd.estimator.noisy_lloyd_update`); the paper applies the ratio
+  literally;
 * the coreset ε is the exact maximum of Eq. 5, not a 100-point grid maximum.
 
 Like the paper, the pre-processing (mean, percentile, r, x̃) and the initial centres are read off
 the data without accounting (spec §9.12); this module reproduces the paper's protocol and says so
-in the report. :class:`dpcore.lloyd.DPLloyd` defaults to data-independent initial centres.
-"""
+in the report. :class:`dpcore.mechanisms.lloyd.estimator.DPLloyd` defaults to data-independent
+initial centres. """
 
 from __future__ import annotations
 
@@ -51,9 +52,10 @@ import pandas as pd
 from scipy import optimize, stats
 from threadpoolctl import threadpool_limits
 
-from dpcore.datasets import REPO_ROOT, data_dir
-from dpcore.evaluate import kmeans_cost
-from dpcore.importance import (
+from dpcore.app.evaluate import kmeans_cost
+from dpcore.core.rng import RNGLike, as_generator
+from dpcore.data.datasets import REPO_ROOT, data_dir
+from dpcore.mechanisms.importance import (
     amplified_epsilon,
     calibrate_lloyd,
     coreset_probabilities,
@@ -64,12 +66,11 @@ from dpcore.importance import (
     uniform_probabilities,
     variance_optimal_probabilities,
 )
-from dpcore.lloyd import dp_lloyd, lloyd_statistics, random_ball_centers
-from dpcore.noise import laplace, sample_l2_exponential
-from dpcore.privacy import PrivacyLeakWarning
+from dpcore.mechanisms.lloyd.estimator import dp_lloyd, lloyd_statistics, random_ball_centers
+from dpcore.privacy.guarantees import PrivacyLeakWarning
+from dpcore.privacy.noise import laplace, sample_l2_exponential
 from dpcore.reproduce._figures import METHOD_COLORS
 from dpcore.reproduce._report import report_dir
-from dpcore.rng import RNGLike, as_generator
 
 __all__ = [
     "EPS_GRID",
@@ -307,8 +308,8 @@ def setup_sampler(P: Prepared, sampler: str | None, m: float | None, epsilon: fl
     """Calibrate the noise for (sampler, m, ε) and compute every point's q (timed separately).
 
     ``epsilon = inf`` gives the non-private reference (no noise) of Fig. 3. ``count_share``
-    replaces the paper's Su et al. noise ratio (see :func:`dpcore.importance.calibrate_lloyd`).
-    """
+    replaces the paper's Su et al. noise ratio (see
+    :func:`dpcore.mechanisms.importance.sampling.calibrate_lloyd`). """
     n = P.n
     if not math.isfinite(epsilon):
         t0 = time.perf_counter()

@@ -7,12 +7,14 @@ k ∈ {2, 6, 10, 14, 18}, 5 runs, mean ± sd of the k-means objective f_D(S) on
   chosen so the objective is of the figure's order 10^9, are in :data:`SYNTHETIC`);
 * MNIST raw pixels, n = 70 000, d = 784, publicly centred by subtracting 127.5 (Δ = 255·√784).
 
-Methods: :class:`dpcore.maxcover.MaxCoverKMeans` with the paper's extra DP Lloyd round, the
-paper's own baseline Balcan et al. (ICML 2017) as :class:`dpcore.baselines.balcan17.Balcan17KMeans`
-(paper 003's corrected variant: NoisyAVG recovery + one DP Lloyd round, same ε and δ),
-:class:`dpcore.lloyd.DPLloyd` on all data at the same ε, IBM diffprivlib's ``KMeans`` (run in the
-separate environment ``.venv-diffprivlib``, see ``benchmarks/diffprivlib_env/``; skipped with a
-note when absent) and non-private Lloyd (scikit-learn, k-means++, 10 iterations).
+Methods: :class:`dpcore.mechanisms.maxcover.MaxCoverKMeans` with the paper's extra DP Lloyd round,
+the paper's own baseline Balcan et al. (ICML 2017) as
+:class:`dpcore.mechanisms.baselines.balcan17.Balcan17KMeans` (paper 003's corrected variant:
+NoisyAVG recovery + one DP Lloyd round, same ε and δ),
+:class:`dpcore.mechanisms.lloyd.estimator.DPLloyd` on all data at the same ε, IBM diffprivlib's
+``KMeans`` (run in the separate environment ``.venv-diffprivlib``, see
+``benchmarks/diffprivlib_env/``; skipped with a note when absent) and non-private Lloyd
+(scikit-learn, k-means++, 10 iterations).
 
 Run ``python -m dpcore.reproduce.maxcover [--quick]``; writes ``docs/reproduction/maxcover.md``
 and ``docs/reproduction/figures/maxcover_*.html``.
@@ -35,9 +37,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpcore.datasets import REPO_ROOT, data_dir, gaussian_mixture
-from dpcore.evaluate import kmeans_cost
-from dpcore.maxcover import MaxCoverKMeans
+from dpcore.app.evaluate import kmeans_cost
+from dpcore.data.datasets import REPO_ROOT, data_dir, gaussian_mixture
+from dpcore.mechanisms.maxcover import MaxCoverKMeans
 from dpcore.reproduce._report import markdown_table, report_dir
 
 ROOT = REPO_ROOT
@@ -164,8 +166,8 @@ def run_figure1(
     verbose: bool = False,
 ) -> tuple[pd.DataFrame, list[str]]:
     """One panel of Figure 1: a tidy frame (dataset, method, k, run, cost, seconds) and notes."""
-    from dpcore.baselines.balcan17 import Balcan17KMeans
-    from dpcore.lloyd import DPLloyd
+    from dpcore.mechanisms.baselines.balcan17 import Balcan17KMeans
+    from dpcore.mechanisms.lloyd.estimator import DPLloyd
 
     if dataset == "mnist":
         X, radius = load_mnist()
@@ -388,7 +390,8 @@ DEVIATIONS = pd.DataFrame([
     ("repetitions", "5 runs per (k, method), mean ± sd", "the same", "—"),
     ("private baseline", "Balcan, Dick, Liang, Mou & Zhang (ICML 2017), from their MATLAB code "
      "with NoisyAVG instead of its Laplace average + one DP Lloyd round",
-     "the same (`dpcore.baselines.balcan17`, re-implemented and audited), plus DPLloyd (ε = 1) "
+     "the same (`dpcore.mechanisms.baselines.balcan17`, re-implemented and audited), plus DPLloyd "
+     "(ε = 1) "
      "and IBM diffprivlib KMeans (ε = 1)",
      "Balcan et al.'s details that neither paper states are inferred (module docstring): budget "
      "split candidates 4/9, local search 1/18, recovery 1/4, Lloyd 1/4; every child cell gets "
@@ -413,7 +416,7 @@ DEVIATIONS = pd.DataFrame([
 
 def _balcan_threshold(n: int) -> float:
     """Noisy-count threshold γ of Balcan17KMeans' partitions at ε = 1 and public n."""
-    from dpcore.baselines.balcan17 import Balcan17KMeans, balcan_budget, partition_levels
+    from dpcore.mechanisms.baselines.balcan17 import Balcan17KMeans, balcan_budget, partition_levels
 
     parts = 1 + Balcan17KMeans(1, epsilon=EPSILON, delta=0.5, radius=1.0).n_shifts
     eps_level = balcan_budget(EPSILON, n**-1.5).eps_candidates / (parts * partition_levels(n))
@@ -452,10 +455,10 @@ def write_report(
         + ", default budget split (em 0.4, counts 0.1, average 0.25, final Lloyd round 0.25; "
         "δ split in three), exact lazy sampler. Balcan et al.: `Balcan17KMeans` defaults (p = "
         "⌊ln(n)/2⌋, 2 shifted partitions + 1, T = min(k, 20) swaps, NoisyAVG recovery + 1 DP "
-        "Lloyd round, n_public = n). DPLloyd: dpcore.lloyd defaults at ε = 1. "
+        "Lloyd round, n_public = n). DPLloyd: dpcore.mechanisms.lloyd.estimator defaults at ε = 1. "
         "diffprivlib: `KMeans(epsilon=1, bounds=public per-feature box)` in `.venv-diffprivlib`. "
         "Lloyd: scikit-learn k-means++, 10 iterations, 1 init. Cost = k-means objective on all "
-        "points (`dpcore.evaluate.kmeans_cost`).",
+        "points (`dpcore.app.evaluate.kmeans_cost`).",
         "",
         "## Differences from the paper",
         "",
@@ -514,7 +517,8 @@ def write_report(
         "* The synthetic mixture's parameters are ours (the paper gives none); see "
         "`SYNTHETIC` in `dpcore/reproduce/maxcover.py`.",
         "* The paper gives no budget split, approximation constant, Lloyd settings on D'' or form "
-        "of the final DP Lloyd round; ours are documented in `dpcore.maxcover` (the final round "
+        "of the final DP Lloyd round; ours are documented in `dpcore.mechanisms.maxcover` (the "
+        "final round "
         "is NoisyAVG per cluster, spec §4.3).",
         "* Figure 1 has no recoverable data points, only axis ranges; the magnitude check "
         "compares with those ranges.",

@@ -29,17 +29,18 @@ import numpy as np
 import pandas as pd
 from scipy.special import lambertw
 
-from dpcore import noise, statistics
-from dpcore.datasets import REPO_ROOT
-from dpcore.reproduce._report import report_dir
-from dpcore.rng import RNGLike, as_generator
-from dpcore.sensitivity import (
+from dpcore.core.rng import RNGLike, as_generator
+from dpcore.data.datasets import REPO_ROOT
+from dpcore.mechanisms.sensitivity import statistics
+from dpcore.mechanisms.sensitivity.sampler import (
     bernstein_design,
     bernstein_lattice,
     gamma_min,
     sample_sensitivity,
     sampler_config,
 )
+from dpcore.privacy import noise
+from dpcore.reproduce._report import report_dir
 
 __all__ = [
     "appendix_c",

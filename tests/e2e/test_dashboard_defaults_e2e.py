@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from e2e_helpers import assert_no_errors, wait_ready
 
-from dpcore.plots import STYLES
+from dpcore.app.plots import STYLES
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]  # see test_app_e2e.py
 

@@ -177,7 +177,7 @@ def test_superseded_runs_stop_and_memory_returns(own_server, browser):
     # a closed session Streamlit keeps for reconnection; measured 15 → 22 → 19 under load ≈ 10)
     assert after_busy == 0, report
     # Issue 14: memory returns within 10 % of its start once the sessions are closed. Before
-    # the reaper and the allocator settings (dpcore.memory) it stayed +26 % after 150 s:
+    # the reaper and the allocator settings (dpcore.core.memory) it stayed +26 % after 150 s:
     # expired sessions were never dropped, freed fit temporaries stayed in malloc's arenas
     # (with a 4 MiB mmap threshold, or 1 arena and glibc's dynamic thresholds: +23 to +30 %).
     # The base is taken 3 s after the warm-up tab closed, so it includes that one kept session.

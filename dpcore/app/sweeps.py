@@ -1,0 +1,354 @@
+"""Run several clustering algorithms on the same data and budget, and privacy–utility sweeps.
+
+* :func:`clustering_algorithms` — the algorithms that import here, each a
+  :class:`ClusteringAlgorithm` whose keyword parameters are exactly those of the estimator, so a
+  run is also a :mod:`dpcore.release.runconfig` configuration (same ``params``, same ``seed``, same
+  output).
+* :func:`fit_algorithm` — one fit with timing, warnings and failures captured.
+* :func:`utility_sweep` — a tidy table ``(algorithm, epsilon, repetition, seed, value, seconds)``
+  over a grid of ε and repetitions, reporting progress through a callback (the dashboard's
+  progress bar; raising from it cancels).
+* :func:`summarize` — median and quartiles per (algorithm, ε).
+* :func:`epsilon_for_target` — "which ε gives me error ≤ X?", read off the curve.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpcore.app.evaluate import normalized_kmeans_cost
+
+__all__ = [
+    "ClusteringAlgorithm",
+    "FitOutcome",
+    "TargetAnswer",
+    "clustering_algorithms",
+    "epsilon_for_target",
+    "fit_algorithm",
+    "log_grid",
+    "reference_algorithm",
+    "summarize",
+    "unavailable_algorithms",
+    "utility_sweep",
+]
+
+Params = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ClusteringAlgorithm:
+    """A clustering algorithm the dashboard can run.
+
+    Attributes
+    ----------
+    name : str
+        Display name.
+    mechanism : str or None
+        Key in :data:`dpcore.release.runconfig.MECHANISMS` (None: not a DP mechanism).
+    target : str
+        ``"module:Class"`` of the estimator.
+    params : callable
+        ``(k, epsilon, delta, radius, n) -> keyword parameters`` of the estimator (``rng`` aside).
+        ``n`` must be public: explore mode passes the table's size; release mode (the
+        :class:`dpcore.release.door.ReleaseDoor`) the declared or privately estimated n.
+    description : str
+    """
+
+    name: str
+    mechanism: str | None
+    target: str
+    params: Callable[[int, float, float, float, int], Params]
+    description: str = ""
+
+    @property
+    def private(self) -> bool:
+        return self.mechanism is not None
+
+    def estimator(self) -> type:
+        module, _, attr = self.target.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+def _coreset_size(n: int) -> int:
+    # The paper's experiments sample a few percent of n; 10 % (≥ 200) keeps the noise moderate.
+    return int(min(n, max(200, n // 10)))
+
+
+def _sklearn_kmeans_params(k, eps, delta, radius, n) -> Params:
+    return {"n_clusters": k, "n_init": 3}
+
+
+_ALGORITHMS: list[ClusteringAlgorithm] = [
+    ClusteringAlgorithm(
+        "DP k-means (recommended)", "dpkmeans", "dpcore.estimators.dpkmeans:DPKMeans",
+        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "radius": r, "n": n},
+        "DP-Lloyd with iterations and count/sum split chosen from ε, n, d and k "
+        "(docs/dp_kmeans.md); beats the paper's fixed T = 10 at equal budget",
+    ),
+    ClusteringAlgorithm(
+        "DP-Lloyd", "dplloyd", "dpcore.mechanisms.lloyd.estimator:DPLloyd",
+        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "radius": r, "n_iter": 10},
+        "weighted DP-Lloyd on all points, T = 10 (paper 000, Alg. 2)",
+    ),
+    ClusteringAlgorithm(
+        "DP-Lloyd + coreset sampling", "dplloyd", "dpcore.mechanisms.lloyd.estimator:DPLloyd",
+        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "radius": r, "n_iter": 10,
+                                     "sampler": "coreset", "sample_size": _coreset_size(n)},
+        "DP-Lloyd on a Poisson coreset sample of ~10 % (paper 000, Sec. 4)",
+    ),
+    ClusteringAlgorithm(
+        "DP-Lloyd + privacy-constrained sampling", "dplloyd", "dpcore.mechanisms.lloyd:DPLloyd",
+        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "radius": r, "n_iter": 10,
+                                     "sampler": "privacy"},
+        "DP-Lloyd on q = 1/w from Alg. 1, 'sampling for free' noise (paper 000, Thm 10)",
+    ),
+    ClusteringAlgorithm(
+        "Max-cover k-means", "maxcover_kmeans", "dpcore.mechanisms.maxcover:MaxCoverKMeans",
+        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "delta": delta,
+                                     "radius": r, "n_public": n},
+        "exponential-mechanism max cover on grids (paper 003) on 0.2 ε, then budget-aware "
+        "DP-Lloyd from its partition",
+    ),
+    ClusteringAlgorithm(
+        "FriendlyCore k-means", "friendlycore_kmeans",
+        "dpcore.mechanisms.friendlycore:FriendlyCoreKMeans",
+        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "delta": delta,
+                                     "radius": r, "t": int(max(2, n // (2 * k))),
+                                     "fallback": "dplloyd"},
+        "FC_Clustering with a DP-Lloyd fallback (paper 002, Sec. 5.2.5)",
+    ),
+    ClusteringAlgorithm(
+        "LSH clustering (Google CK21)", "lsh_clustering",
+        "dpcore.mechanisms.baselines.lsh_clustering:LSHClustering",
+        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "delta": delta,
+                                     "radius": r},
+        "private LSH prefix tree + k-means++ on its coreset (FriendlyCore's baseline, paper 002)",
+    ),
+    ClusteringAlgorithm(
+        "Balcan et al. 2017 (paper 003's baseline)", "balcan17_kmeans",
+        "dpcore.mechanisms.baselines.balcan17:Balcan17KMeans",
+        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "delta": delta,
+                                     "radius": r, "n_public": n},
+        "private grid partitions + private local search + NoisyAVG and one DP Lloyd round "
+        "(Balcan et al. ICML 2017, the max-cover paper's baseline)",
+    ),
+    ClusteringAlgorithm(
+        "diffprivlib KMeans (reference)", "diffprivlib_kmeans", "diffprivlib.models:KMeans",
+        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps},
+        "IBM diffprivlib's DP k-means (optional extra)",
+    ),
+    ClusteringAlgorithm(
+        "k-means (non-private)", None, "sklearn.cluster:KMeans", _sklearn_kmeans_params,
+        "scikit-learn Lloyd / k-means++: the non-private reference",
+    ),
+]
+
+
+def _importable(alg: ClusteringAlgorithm) -> str | None:
+    try:
+        alg.estimator()
+    except Exception as exc:  # an optional extra or an algorithm still being written
+        return f"{alg.target} cannot be imported ({type(exc).__name__}: {exc})"
+    return None
+
+
+def clustering_algorithms() -> dict[str, ClusteringAlgorithm]:
+    """The algorithms that import here, by display name (order: DP ones, then the reference)."""
+    return {a.name: a for a in _ALGORITHMS if _importable(a) is None}
+
+
+def reference_algorithm() -> ClusteringAlgorithm:
+    """The non-private reference (scikit-learn k-means) that cost ratios divide by."""
+    return next(a for a in _ALGORITHMS if not a.private)
+
+
+def unavailable_algorithms() -> dict[str, str]:
+    """Display name -> why it cannot run here (e.g. diffprivlib with scikit-learn ≥ 1.8)."""
+    out = {}
+    for a in _ALGORITHMS:
+        reason = _importable(a)
+        if reason is not None:
+            out[a.name] = reason
+    return out
+
+
+@dataclass
+class FitOutcome:
+    """One fit: released centres (None on failure), guarantee, wall time, warnings, error."""
+
+    algorithm: str
+    centers: np.ndarray | None
+    guarantee: Any
+    seconds: float
+    params: Params
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+    note: str | None = None
+
+
+def fit_algorithm(
+    alg: ClusteringAlgorithm,
+    X: np.ndarray,
+    *,
+    k: int,
+    epsilon: float,
+    delta: float,
+    radius: float,
+    seed: int,
+) -> FitOutcome:
+    """Fit ``alg`` on ``X`` with ``rng=seed``; a ValueError becomes ``error`` (nothing released).
+
+    For DP algorithms the call is ``Estimator(**params, rng=seed).fit(X)``, exactly what
+    :func:`dpcore.release.runconfig.run_config` does for ``make_config(alg.mechanism, params, ...,
+    seed)``.
+    """
+    params = alg.params(int(k), float(epsilon), float(delta), float(radius), int(X.shape[0]))
+    cls = alg.estimator()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t0 = time.perf_counter()
+        try:
+            if alg.private:
+                est = cls(**params, rng=int(seed)).fit(X)
+            else:
+                est = cls(**params, random_state=int(seed) % 2**32).fit(X)
+        except ValueError as exc:
+            return FitOutcome(alg.name, None, None, time.perf_counter() - t0, params,
+                              [str(w.message) for w in caught], error=str(exc))
+        seconds = time.perf_counter() - t0
+    centers = getattr(est, "cluster_centers_", None)
+    note = None
+    if getattr(est, "failed_", False):
+        note = f"FriendlyCore failed ({getattr(est, 'failure_reason_', '')})"
+        if getattr(est, "used_fallback_", False):
+            note += "; centres from the DP-Lloyd fallback"
+    guarantee = getattr(est, "privacy_", None) if alg.private else None
+    return FitOutcome(alg.name, None if centers is None else np.asarray(centers, float),
+                      guarantee, seconds, params, sorted({str(w.message) for w in caught}),
+                      note=note)
+
+
+def log_grid(lo: float, hi: float, num: int) -> np.ndarray:
+    """``num`` log-spaced values from ``lo`` to ``hi`` (rounded to 3 significant digits)."""
+    if not (0 < lo < hi) or num < 2:
+        raise ValueError(f"need 0 < lo < hi and num ≥ 2, got lo={lo!r}, hi={hi!r}, num={num!r}")
+    return np.array([float(f"{v:.3g}") for v in np.geomspace(lo, hi, int(num))])
+
+
+def utility_sweep(
+    X: np.ndarray,
+    algorithms: Sequence[ClusteringAlgorithm],
+    epsilons: Sequence[float],
+    *,
+    k: int,
+    delta: float,
+    radius: float,
+    repetitions: int = 5,
+    seed: int = 0,
+    metric: Callable[[np.ndarray, np.ndarray], float] = normalized_kmeans_cost,
+    evaluate_on: np.ndarray | None = None,
+    progress: Callable[[int, int, dict], None] | None = None,
+) -> pd.DataFrame:
+    """Privacy–utility table: each algorithm × ε × repetition, one row each.
+
+    Parameters
+    ----------
+    X : (n, d) array
+        Data the algorithms are fitted on (release mode: a public proxy).
+    metric : callable
+        ``metric(data, centers) -> float``; default the normalised k-means cost (cost / n).
+    evaluate_on : array, optional
+        Data the metric is computed on (default ``X``).
+    progress : callable, optional
+        Called after each fit with ``(done, total, row)``. An exception raised in it stops the
+        sweep (the rows so far were already reported through it).
+
+    Returns
+    -------
+    DataFrame with columns ``algorithm, epsilon, repetition, seed, value, seconds, error``.
+    Each fit's seed is derived from ``(seed, algorithm index, ε index, repetition)`` with
+    :class:`numpy.random.SeedSequence`, so rows are independent and reproducible.
+    """
+    E = np.asarray(X if evaluate_on is None else evaluate_on, dtype=float)
+    total = len(algorithms) * len(epsilons) * int(repetitions)
+    rows: list[dict] = []
+    done = 0
+    for a, alg in enumerate(algorithms):
+        for e, eps in enumerate(epsilons):
+            for r in range(int(repetitions)):
+                s = int(np.random.SeedSequence([int(seed), a, e, r]).generate_state(1)[0])
+                out = fit_algorithm(alg, X, k=k, epsilon=eps, delta=delta, radius=radius, seed=s)
+                value = (metric(E, out.centers) if out.centers is not None else math.nan)
+                row = {"algorithm": alg.name, "epsilon": float(eps), "repetition": r, "seed": s,
+                       "value": float(value), "seconds": out.seconds, "error": out.error}
+                rows.append(row)
+                done += 1
+                if progress is not None:
+                    progress(done, total, row)
+    return pd.DataFrame(rows, columns=["algorithm", "epsilon", "repetition", "seed", "value",
+                                       "seconds", "error"])
+
+
+def summarize(table: pd.DataFrame) -> pd.DataFrame:
+    """Median, quartiles and count of ``value`` per (algorithm, ε), failed fits excluded."""
+    ok = table.dropna(subset=["value"])
+    g = ok.groupby(["algorithm", "epsilon"], sort=False)["value"]
+    out = pd.DataFrame({
+        "median": g.median(), "q25": g.quantile(0.25), "q75": g.quantile(0.75), "runs": g.size(),
+    }).reset_index()
+    return out.sort_values(["algorithm", "epsilon"], kind="stable").reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class TargetAnswer:
+    """Answer to "which ε gives error ≤ target?" for one algorithm and one statistic."""
+
+    algorithm: str
+    statistic: str
+    target: float
+    epsilon: float | None
+    status: str  # "reached", "at smallest ε", "not reached"
+
+    def sentence(self) -> str:
+        what = {"median": "the median run", "q75": "3 runs out of 4"}.get(self.statistic,
+                                                                          self.statistic)
+        if self.status == "not reached":
+            return (f"{self.algorithm}: no ε in the grid brings {what} to ≤ {self.target:.4g}; "
+                    "try a larger ε range, more data or a smaller k.")
+        if self.status == "at smallest ε":
+            return (f"{self.algorithm}: already the smallest ε tried ({self.epsilon:.3g}) gives "
+                    f"{what} an error ≤ {self.target:.4g}.")
+        return (f"{self.algorithm}: ε ≈ {self.epsilon:.3g} gives {what} an error ≤ "
+                f"{self.target:.4g}.")
+
+
+def epsilon_for_target(
+    summary: pd.DataFrame, algorithm: str, target: float, statistic: str = "median"
+) -> TargetAnswer:
+    """Smallest ε at which ``statistic`` of the error falls to ``target`` (log-ε interpolation).
+
+    Scans the grid from small to large ε for the first point at or below the target and
+    interpolates linearly in log ε between it and the previous grid point.
+    """
+    g = summary[summary["algorithm"] == algorithm].sort_values("epsilon")
+    eps = g["epsilon"].to_numpy(float)
+    val = g[statistic].to_numpy(float)
+    below = np.flatnonzero(val <= target)
+    if below.size == 0:
+        return TargetAnswer(algorithm, statistic, target, None, "not reached")
+    i = int(below[0])
+    if i == 0:
+        return TargetAnswer(algorithm, statistic, target, float(eps[0]), "at smallest ε")
+    e0, e1, v0, v1 = math.log(eps[i - 1]), math.log(eps[i]), val[i - 1], val[i]
+    frac = 1.0 if v0 == v1 else (v0 - target) / (v0 - v1)
+    return TargetAnswer(algorithm, statistic, target, float(math.exp(e0 + frac * (e1 - e0))),
+                        "reached")

@@ -1,0 +1,4 @@
+"""Primitives: errors, randomness, threads, cancellation, compiled kernels, text safety.
+
+The bottom layer. Nothing here knows about privacy, data tables or mechanisms.
+"""

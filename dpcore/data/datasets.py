@@ -1,0 +1,113 @@
+"""Bundled sample data, the location of the large data sets, and synthetic generators.
+
+* ``sample_data/`` (shipped): GeoNames cities (lat/long) and USGS earthquakes, the dashboard's
+  default data; see ``sample_data/README.md`` for provenance and licences.
+* Large real data (Covertype, MNIST) live outside the repository; :func:`data_dir` is the one
+  setting that finds them: ``$DPCORE_DATA_DIR``, by default ``../shared/data`` next to the
+  checkout.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dpcore.core.rng import RNGLike, as_generator
+
+__all__ = ["SAMPLE_DATASETS", "SampleDataset", "data_dir", "gaussian_mixture", "load_sample"]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SAMPLE_DIR = REPO_ROOT / "sample_data"
+
+
+def data_dir() -> Path:
+    """Folder of the large data sets: ``$DPCORE_DATA_DIR`` or ``../shared/data`` beside the repo.
+
+    A relative ``DPCORE_DATA_DIR`` is taken relative to the repository root.
+    """
+    value = os.environ.get("DPCORE_DATA_DIR", "../shared/data")
+    path = Path(value)
+    return path if path.is_absolute() else (REPO_ROOT / path).resolve()
+
+
+@dataclass(frozen=True)
+class SampleDataset:
+    """A bundled data set: file, the feature columns to use, and public bounds for them."""
+
+    name: str
+    filename: str
+    title: str
+    columns: tuple[str, ...]
+    description: str
+    # Public per-column bounds (from the domain, not the data): lat ∈ [-90, 90], long ∈ [-180, 180].
+    bounds: tuple[tuple[float, float], ...]
+
+
+SAMPLE_DATASETS: dict[str, SampleDataset] = {
+    "cities": SampleDataset(
+        name="cities",
+        filename="geonames_cities15000.csv.gz",
+        title="World cities (GeoNames, population > 15,000)",
+        columns=("longitude", "latitude"),
+        description="32,847 cities; 2-D points (longitude, latitude) in degrees. CC BY 4.0.",
+        bounds=((-180.0, 180.0), (-90.0, 90.0)),
+    ),
+    "earthquakes": SampleDataset(
+        name="earthquakes",
+        filename="earthquakes_1965_2016.csv.gz",
+        title="Significant earthquakes 1965–2016 (USGS, M ≥ 5.5)",
+        columns=("longitude", "latitude"),
+        description="23,412 earthquakes; (longitude, latitude) in degrees. Public domain.",
+        bounds=((-180.0, 180.0), (-90.0, 90.0)),
+    ),
+}
+
+
+def load_sample(name: str) -> pd.DataFrame:
+    """Read a bundled sample data set (see :data:`SAMPLE_DATASETS`) as a DataFrame."""
+    try:
+        ds = SAMPLE_DATASETS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown sample data set {name!r}; choose one of {', '.join(SAMPLE_DATASETS)}"
+        ) from None
+    # keep_default_na=False: GeoNames writes Namibia's country code as "NA".
+    return pd.read_csv(SAMPLE_DIR / ds.filename, keep_default_na=False, na_values=[""])
+
+
+def gaussian_mixture(
+    n: int,
+    d: int,
+    k: int,
+    *,
+    sigma: float = 1.0,
+    center_radius: float = 10.0,
+    weights: np.ndarray | None = None,
+    rng: RNGLike = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sample n points from a mixture of k spherical Gaussians in R^d.
+
+    Means are drawn uniformly in the ball of radius ``center_radius``; each point is its mean
+    plus N(0, σ² I). Paper-specific constructions (e.g. max-cover's 64 Gaussians, FriendlyCore's
+    well-separated mixtures) build on this with their own parameters.
+
+    Returns
+    -------
+    X : (n, d) array
+    labels : (n,) int array
+    means : (k, d) array
+    """
+    if min(n, d, k) < 1:
+        raise ValueError(f"n, d and k must be ≥ 1, got n={n}, d={d}, k={k}")
+    gen = as_generator(rng)
+    direction = gen.standard_normal((k, d))
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    means = direction * (center_radius * gen.random((k, 1)) ** (1.0 / d))
+    p = np.full(k, 1.0 / k) if weights is None else np.asarray(weights, float) / np.sum(weights)
+    labels = gen.choice(k, size=n, p=p)
+    X = means[labels] + sigma * gen.standard_normal((n, d))
+    return X, labels, means

@@ -1,0 +1,277 @@
+"""The recommended DP k-means of dpcore: box-aware, budget-aware DP-Lloyd.
+
+:class:`DPKMeans` is weighted DP-Lloyd (Su et al. 2016; Fay, Mair & Sjölund 2024, Algorithm 2)
+configured from the public information an analyst has:
+
+* a per-feature box ``bounds=(lo, hi)`` (or the paper's ball ``radius=``): clamping, the sum
+  noise and its sensitivity come from the box (:mod:`dpcore.mechanisms.lloyd.domain`: per-coordinate
+  Laplace with a weighted-ℓ1 sensitivity or the L2-exponential noise with the half-diagonal,
+  whichever has less noise);
+* the budget: the count/sum split minimises a noisy centre's error
+  (:func:`~dpcore.mechanisms.lloyd.domain.auto_count_share`) and T is the most rounds whose
+  predicted centre error stays within 1 % of the domain
+  (:func:`~dpcore.mechanisms.lloyd.domain.error_budget_n_iter`, 2 ≤ T ≤ 10), both from Su et al.'s
+  (2016) error model and measured in ``benchmarks/bench_kmeans.py``;
+* optionally a private seeding (``seeding="maxcover"``: the partition of
+  :meth:`dpcore.mechanisms.maxcover.MaxCoverKMeans.fit_partition`, Algorithm 2's lines 1–19, on a
+  share of the budget; DP-Lloyd's first round averages it instead of NoisyAVG and gets one round
+  more; (ε, δ)-DP by basic composition). This is the same code path as
+  ``MaxCoverKMeans(preset="recommended")``, its default. It is **off by default** here because
+  it does not measurably help DPKMeans (``benchmarks/bench_maxcover.py``, docs/dp_kmeans.md
+  "Private seeding": at ε = 1 on the same ball, fresh seeds 10–19, it is 2.5 % worse on
+  letter-like data, 5 % worse on MNIST, 1.6 % better on KDD-like data, at 10–85× the time).
+
+n is public: declare it (``n=``, or estimate it privately with
+:func:`dpcore.mechanisms.bounds.private_row_count` and pay for it); otherwise it is read off the
+data with a :class:`~dpcore.privacy.guarantees.PrivacyLeakWarning`.
+
+Example
+-------
+>>> import numpy as np
+>>> from dpcore.estimators.dpkmeans import DPKMeans
+>>> X = np.random.default_rng(0).uniform(0, 10, size=(5000, 3))
+>>> km = DPKMeans(4, epsilon=1.0, bounds=(0.0, 10.0), n=5000, rng=0).fit(X)
+>>> km.cluster_centers_.shape, str(km.privacy_)
+((4, 3), 'ε = 1 (pure DP)')
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpcore.core.cancel import substep
+from dpcore.core.rng import RNGLike, as_generator
+from dpcore.mechanisms.importance.grid import DEFAULT_GRID
+from dpcore.mechanisms.lloyd.domain import box_domain, declared_n
+from dpcore.mechanisms.lloyd.estimator import DPLloyd
+from dpcore.privacy.guarantees import ApproxDP, PureDP
+from dpcore.privacy.noise import laplace
+
+__all__ = ["SEEDINGS", "DPKMeans"]
+
+SEEDINGS = (None, "moments", "maxcover")
+_CHUNK = 16384
+#: Share of the reported progress taken by the max-cover seeding (it dominates the run time).
+_SEEDING_PROGRESS = 0.8
+#: DP-Lloyd rounds added for max-cover's partition (its first round averages that partition,
+#: the job NoisyAVG had in Algorithm 2): T = the error-budget rule's T + 1.
+PARTITION_ROUNDS = 1
+
+class DPKMeans:
+    """Recommended ε-DP k-means (see the module docstring).
+
+    Parameters
+    ----------
+    n_clusters : int
+        k.
+    epsilon : float
+        Total ε (seeding included).
+    bounds : (lo, hi), optional
+        Public per-feature box (scalars or length-d arrays). Either this or ``radius``.
+    radius : float, optional
+        Public ball ‖x‖₂ ≤ radius (the paper's description), when no box is known.
+    n : float, optional
+        Public (declared or privately estimated) number of rows; read off X with a
+        PrivacyLeakWarning if omitted.
+    n_iter : int or "auto"
+        T; "auto" = :func:`dpcore.mechanisms.lloyd.domain.error_budget_n_iter`.
+    count_share : float or "auto"
+        Share of each round's ε for the counts; "auto" = the error-minimising share.
+    sum_noise : "auto", "l2" or "laplace"
+        Box only (see :func:`dpcore.mechanisms.lloyd.domain.box_domain`).
+    sampler, sample_size : optional
+        Importance sampling as in :class:`~dpcore.mechanisms.lloyd.estimator.DPLloyd`;
+        ``sampler="privacy"`` uses the one-pass histogram calibration
+        (:mod:`dpcore.mechanisms.importance.grid`).
+    seeding : None, "moments" or "maxcover"
+        Private start: "moments" — initial centres from a private per-feature mean and spread
+        (``seed_share`` of ε, box only; pure DP); "maxcover" — the partition of
+        :meth:`dpcore.mechanisms.maxcover.MaxCoverKMeans.fit_partition` (Algorithm 2's lines 1–19 on
+        the ball of the box's half-diagonal around its centre, ``seed_share`` of ε and ``delta``),
+        averaged by DP-Lloyd's first round (one round more than the error model's T). Neither
+        is the default (module docstring).
+    seed_share : float in (0, 1), optional
+        The seeding's share of ε. Default: 0.2 for "moments"; for "maxcover"
+        :data:`dpcore.mechanisms.maxcover.estimator.DEFAULT_SEED_SHARE`, the split of
+        ``MaxCoverKMeans(preset="recommended")``, which runs this very path.
+    delta : float
+        δ of the max-cover seeding (0 without seeding).
+    seeding_params : dict, optional
+        Extra keyword arguments for MaxCoverKMeans (e.g. ``grid_stride``).
+    rng : None, int or Generator
+
+    Attributes
+    ----------
+    cluster_centers_ : (k, d) array
+    privacy_ : PureDP or ApproxDP (with seeding)
+    lloyd_ : DPLloyd, the fitted DP-Lloyd stage (n_iter_, count_share_, domain_, …)
+    seeding_ : MaxCoverKMeans or None
+        The fitted max-cover seeding (``partition_``, ``proxy_centers_``, ``budget_``, …).
+    """
+
+    def __init__(
+        self,
+        n_clusters: int,
+        *,
+        epsilon: float,
+        bounds=None,
+        radius: float | None = None,
+        n: float | None = None,
+        n_iter: int | str = "auto",
+        count_share: float | str = "auto",
+        sum_noise: str = "auto",
+        sampler: str | None = None,
+        sample_size: float | None = None,
+        seeding: str | None = None,
+        seed_share: float | None = None,
+        delta: float = 0.0,
+        seeding_params: dict | None = None,
+        rng: RNGLike = None,
+    ) -> None:
+        self.n_clusters = n_clusters
+        self.epsilon = epsilon
+        self.bounds = bounds
+        self.radius = radius
+        self.n = n
+        self.n_iter = n_iter
+        self.count_share = count_share
+        self.sum_noise = sum_noise
+        self.sampler = sampler
+        self.sample_size = sample_size
+        self.seeding = seeding
+        self.seed_share = seed_share
+        self.delta = delta
+        self.seeding_params = seeding_params
+        self.rng = rng
+
+    def fit(self, X, y=None) -> DPKMeans:
+        """Fit on X (rows outside the public domain are clipped, with a warning)."""
+        X = DPLloyd._check_X(X)
+        if self.bounds is None and self.radius is None:
+            raise ValueError("DPKMeans needs public bounds=(lo, hi) or radius=")
+        if self.seeding not in SEEDINGS:
+            raise ValueError(f"seeding must be one of {SEEDINGS}, got {self.seeding!r}")
+        eps = float(self.epsilon)
+        if math.isnan(eps) or eps <= 0:
+            raise ValueError(f"epsilon must be > 0 (inf for no noise), got {self.epsilon!r}")
+        k = self.n_clusters
+        gen = as_generator(self.rng)
+        t, n_pub = self.n_iter, self.n
+        if t == "auto":  # resolved by DPLloyd (error_budget_n_iter), which needs a public n
+            n_pub = declared_n(self.n, X.shape[0], why="DPKMeans(n_iter='auto')")
+            t = None
+        init, eps_lloyd, self.seeding_, assign = "random_ball", eps, None, None
+        # progress: the seeding (most of the time) then the DP-Lloyd rounds, one rising fraction
+        split = _SEEDING_PROGRESS if self.seeding == "maxcover" else 0.0
+        with substep(0.0, split):
+            if self.seeding == "maxcover":
+                eps_lloyd, assign = self._maxcover_partition(X, eps, gen)
+            elif self.seeding == "moments" and math.isfinite(eps):
+                init, eps_lloyd = self._moment_seeds(X, eps, gen)
+        with substep(split, 1.0):
+            lloyd = DPLloyd(
+                k, epsilon=eps_lloyd, bounds=self.bounds, radius=self.radius, n=n_pub,
+                sum_noise=self.sum_noise, n_iter=t, preset="auto", count_share=self.count_share,
+                sampler=self.sampler, sample_size=self.sample_size,
+                q_grid=DEFAULT_GRID if self.sampler == "privacy" else None, diagnostics=False,
+                init=init, init_assign=assign, rng=gen,
+            )
+            if assign is not None and t is None:
+                # the partition round averages max-cover's partition (what NoisyAVG did) and
+                # does not count against the rounds the error model allows DP-Lloyd itself
+                t_rule, _ = lloyd._budget(eps_lloyd, X.shape[0], X.shape[1], k,
+                                          lloyd._domain(X.shape[1]))
+                lloyd.n_iter = t_rule + PARTITION_ROUNDS
+            lloyd.fit(X)
+        self.lloyd_ = lloyd
+        self.cluster_centers_ = lloyd.cluster_centers_
+        self.n_iter_, self.count_share_ = lloyd.n_iter_, lloyd.count_share_
+        self.n_features_in_ = X.shape[1]
+        if self.seeding_ is None or self.seeding == "moments":
+            self.privacy_ = PureDP(lloyd.privacy_.epsilon + (eps - eps_lloyd))
+        else:  # basic composition of the seeding's (ε₁, δ) with DP-Lloyd's ε₂
+            s = self.seeding_.privacy_
+            self.privacy_ = ApproxDP(s.epsilon + lloyd.privacy_.epsilon, s.delta)
+        return self
+
+    def _share(self, default: float) -> float:
+        share = default if self.seed_share is None else self.seed_share
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
+            raise ValueError(f"seed_share must be in (0, 1), got {self.seed_share!r}")
+        return float(share)
+
+    def _moment_seeds(self, X, eps, gen) -> tuple[np.ndarray, float]:
+        """k initial centres from a private per-feature mean and spread (``seed_share`` of ε).
+
+        Three Laplace releases over the clamped, box-centred rows y = clip(x) − c (|y_i| ≤ h_i),
+        each with a third of ε_seed: the count (sensitivity 1), Σ y (per-coordinate scales
+        β u_i, u_i ∝ h_i^{1/3}: weighted-ℓ1 sensitivity Σ h_i/u_i, as for the Lloyd sums) and
+        Σ y² (u_i ∝ h_i^{2/3}, sensitivity Σ h_i²/u_i). Centres = mean + spread ⊙ N(0, 1),
+        clamped to the box: post-processing. With heavy tails the box is far wider than the
+        data, and starting inside the data's spread instead of the box's is what the Lloyd
+        rounds cannot recover from (they only move centres that win points).
+        """
+        if self.bounds is None:
+            raise ValueError("seeding='moments' needs bounds=(lo, hi)")
+        share = self._share(0.2)
+        dom = box_domain(self.bounds, X.shape[1])
+        c, h = dom.center, dom.half_ranges
+        e3 = share * eps / 3.0
+        count = 0.0
+        s1 = np.zeros(X.shape[1])
+        s2 = np.zeros(X.shape[1])
+        for a in range(0, X.shape[0], _CHUNK):
+            y = np.clip(X[a:a + _CHUNK], dom.lo, dom.hi) - c
+            count += y.shape[0]
+            s1 += y.sum(axis=0)
+            s2 += np.einsum("ij,ij->j", y, y)
+        u1, u2 = np.cbrt(h / h.max()), np.cbrt((h / h.max()) ** 2)
+        n_noisy = count + laplace(1.0 / e3, rng=gen)
+        n_noisy = max(n_noisy, 1.0)
+        mean = (s1 + laplace(float(np.sum(h / u1)) / e3, size=h.size, rng=gen) * u1) / n_noisy
+        sq = (s2 + laplace(float(np.sum(h * h / u2)) / e3, size=h.size, rng=gen) * u2) / n_noisy
+        mean = np.clip(mean, -h, h)
+        sd = np.sqrt(np.clip(sq - mean * mean, 0.0, h * h))
+        self.seeding_ = None
+        C = mean + sd * gen.standard_normal((int(self.n_clusters), h.size))
+        return np.clip(C, -h, h) + c, (1.0 - share) * eps
+
+    def _maxcover_partition(self, X, eps, gen) -> tuple[float, object]:
+        """Max-cover's partition on ``seed_share``·ε and δ: (DP-Lloyd's ε, the partition map).
+
+        :meth:`MaxCoverKMeans.fit_partition` (Algorithm 2's lines 1–19, ball of the box's
+        half-diagonal around its centre) releases the proxy centres S''; their partition
+        (nearest S'' after the public JL projection) is DP-Lloyd's first assignment, so the
+        first round's noisy sums and counts replace NoisyAVG (lines 20–22). The rest of ε goes
+        to DP-Lloyd; the composition is (ε₁, δ) + ε₂ (module docstring).
+        """
+        from dataclasses import replace
+
+        from dpcore.mechanisms.maxcover.estimator import DEFAULT_SEED_SHARE, MaxCoverKMeans
+
+        share = self._share(DEFAULT_SEED_SHARE)
+        if not 0.0 < float(self.delta) < 1.0:
+            raise ValueError("seeding='maxcover' needs 0 < delta < 1 (it is (ε, δ)-DP)")
+        if self.bounds is not None:
+            lo, hi = (np.broadcast_to(np.asarray(b, dtype=float), (X.shape[1],))
+                      for b in self.bounds)
+            center, radius = (lo + hi) / 2.0, float(np.linalg.norm((hi - lo) / 2.0))
+        else:
+            center, radius = np.zeros(X.shape[1]), float(self.radius)
+        n_pub = None if self.n is None else int(self.n)
+        params = {**(self.seeding_params or {}), "preset": "paper"}
+        shifted = np.any(center != 0)
+        mc = MaxCoverKMeans(self.n_clusters, epsilon=share * eps, delta=float(self.delta),
+                            radius=radius, n_public=n_pub, rng=gen, **params
+                            ).fit_partition(X - center if shifted else X)
+        self.seeding_ = mc
+        part = replace(mc.partition_, shift=center) if shifted else mc.partition_
+        return eps - mc.privacy_.epsilon, part
+
+    def predict(self, X) -> np.ndarray:
+        """Index of the nearest learned centre for each row of X."""
+        if not hasattr(self, "lloyd_"):
+            raise ValueError("this DPKMeans is not fitted yet; call fit(X) first")
+        return self.lloyd_.predict(X)

@@ -1,0 +1,323 @@
+"""The release door: the one way a private table's information leaves, for the app, CLI and Python.
+
+A :class:`ReleaseDoor` holds a private table, its declared
+:class:`~dpcore.release.schema.PublicDescription` and a ledger (normally the lasting
+:class:`~dpcore.privacy.ledger.LastingLedger`). Its :meth:`~ReleaseDoor.release` is the only method
+that touches the private rows, and it
+
+1. plans the release from public inputs only: the mechanism (a key of
+   :data:`dpcore.release.runconfig.MECHANISMS`), its parameters, the declared radius, the declared
+   or privately estimated n; the guarantee is read off a dry run on a public synthetic proxy of the
+   declared shape, and a :class:`~dpcore.privacy.guarantees.PrivacyLeakWarning` there is a refusal;
+2. charges the whole guarantee (all parts of a multi-part release, and the floating-point slack
+   of defended noise) in one ledger transaction **before** computing;
+3. computes with randomness from the operating system, with ``PrivacyLeakWarning`` turned into an
+   error; any failure (an exception, a leak warning, a guarantee that differs from the planned
+   one) keeps the charge and yields ⊥ with the fixed message :data:`FAILED`;
+4. returns :class:`Release` ``(output, guarantee, label)``: the DP output only, never a seed, a
+   timing, a warning text or an intermediate statistic.
+
+Refusals before the charge (:class:`ReleaseRefused`,
+:class:`~dpcore.privacy.guarantees.BudgetExceededError`) depend only on public inputs and on the
+ledger, so their messages may be shown.
+
+Example
+-------
+>>> import numpy as np, pandas as pd
+>>> from dpcore.release.schema import PublicDescription
+>>> from dpcore.privacy.guarantees import ApproxDP, PrivacyLedger
+>>> table = pd.DataFrame(np.random.default_rng(1).uniform(-1, 1, (500, 2)), columns=["a", "b"])
+>>> desc = PublicDescription(["a", "b"], lower=[-1, -1], upper=[1, 1], n=500)
+>>> door = ReleaseDoor(table, desc, PrivacyLedger(ApproxDP(2.0, 1e-5)))
+>>> rel = door.release("noisy_average", {"epsilon": 0.3, "delta": 1e-6})
+>>> str(rel.guarantee), sorted(rel.output)
+('(ε = 0.3, δ = 1e-06)-DP', ['mean'])
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpcore.privacy.guarantees import Guarantee, PrivacyLeakWarning, PureDP, compose
+from dpcore.privacy.noise import defended_noise
+
+__all__ = ["FAILED", "Release", "ReleaseDoor", "ReleaseRefused"]
+
+#: The one message of a failed release (it must not depend on the data).
+FAILED = "The mechanism released ⊥ (no output). Its budget is spent: ⊥ is itself an output."
+
+#: k-means mechanisms whose ``bounds=(lo, hi)`` the door fills from the declared per-column box.
+BOX_AWARE = frozenset({"dplloyd", "dpkmeans"})
+
+#: Size of the public synthetic proxy used for previews and dry runs above it (rows).
+PROXY_ROWS = 2000
+
+
+def _entropy() -> np.random.Generator:
+    """The release's randomness: fresh OS entropy, never stored. Tests monkeypatch this to
+    force the same draw on neighbouring data sets; nothing user-visible can set it."""
+    return np.random.default_rng()
+
+
+class ReleaseRefused(ValueError):
+    """A release refused before anything was charged or computed (a public reason)."""
+
+
+@dataclass(frozen=True)
+class Release:
+    """What the door let out.
+
+    Attributes
+    ----------
+    output : dict or None
+        Released name -> value (in the mechanism's centred coordinates), or None for ⊥.
+    guarantee : Guarantee
+        What was charged for it.
+    label : str
+    """
+
+    output: dict[str, Any] | None
+    guarantee: Guarantee
+    label: str
+
+    @property
+    def failed(self) -> bool:
+        return self.output is None
+
+    @property
+    def message(self) -> str:
+        return FAILED if self.failed else f"Released under {self.guarantee}."
+
+
+@dataclass(frozen=True)
+class _Plan:
+    label: str
+    mechanism: str
+    params: dict[str, Any]
+    guarantee: Guarantee
+
+
+class ReleaseDoor:
+    """A private table behind its public description and a ledger.
+
+    Parameters
+    ----------
+    table : DataFrame or array
+        The private rows (never shown; only :meth:`release` reads them).
+    description : PublicDescription
+        Columns, bounds or centre + radius, and optionally n: all public.
+    ledger : LastingLedger or PrivacyLedger
+        Where every release is charged before it is computed.
+    """
+
+    def __init__(self, table: Any, description, ledger) -> None:
+        self.description = description
+        self.ledger = ledger
+        self._X = description.prepare(table)
+
+    # ---- public facts ------------------------------------------------------------------------
+
+    @property
+    def d(self) -> int:
+        return self.description.d
+
+    @property
+    def radius(self) -> float | None:
+        return self.description.radius
+
+    @property
+    def n(self) -> int | None:
+        """The declared n, else the privately estimated (and charged) one, else None."""
+        if self.description.n is not None:
+            return self.description.n
+        getter = getattr(self.ledger, "released_value", None)
+        value = getter("n") if getter is not None else getattr(self, "_n_estimate", None)
+        return None if value is None else int(value)
+
+    @property
+    def n_source(self) -> str:
+        if self.description.n is not None:
+            return "declared"
+        return "estimated privately" if self.n is not None else "unknown"
+
+    def estimate_n(self, epsilon: float) -> int:
+        """Estimate n with the ε-DP Laplace count
+        (:func:`dpcore.mechanisms.bounds.private_row_count`), charging ε first; a lasting ledger
+        keeps the estimate for every later session."""
+        from dpcore.mechanisms.bounds import private_row_count
+
+        if self.n is not None:
+            return self.n
+        eps = float(epsilon)
+        if not eps > 0 or not np.isfinite(eps):
+            raise ReleaseRefused(f"epsilon for estimating n must be a finite number > 0, got "
+                                 f"{epsilon!r}")
+        def compute() -> int:
+            return int(private_row_count(self._X.shape[0], epsilon=eps, rng=_entropy()).value)
+
+        params = {"mechanism": "private_row_count", "epsilon": eps}
+        with defended_noise(PureDP(eps)) as defence:  # the Laplace count is floating-point safe
+            g = defence.delivered
+            store = getattr(self.ledger, "spend_and_store", None)
+            if store is not None:
+                return int(store("estimate of n", g, "n", compute, **params))
+            self.ledger.spend("estimate of n", g, **params)
+            self._n_estimate = compute()
+        return self._n_estimate
+
+    def to_table_units(self, M: Any) -> np.ndarray:
+        """Centred coordinates back to the table's units (post-processing)."""
+        M = np.atleast_2d(np.asarray(M, dtype=float))
+        return M + self.description.center_array()
+
+    def proxy(self, n: int = PROXY_ROWS, *, seed: int = 0) -> np.ndarray:
+        """A public stand-in for the rows: a synthetic mixture inside the declared ball/box.
+
+        Its size is ``n`` (a fixed public number, not the table's), its geometry the declared
+        description only.
+        """
+        from dpcore.app.ui_state import synthetic_proxy
+
+        X = synthetic_proxy(int(n), self.d, float(self.radius or 1.0), rng=seed)
+        box = self.description.box()
+        if box is not None:
+            from dpcore.data.geometry import clip_to_ball
+
+            X = clip_to_ball(np.clip(X, *box), float(self.radius))
+        return X
+
+    # ---- planning (public inputs only) -------------------------------------------------------
+
+    def _plan(self, mechanism: str, params: Mapping[str, Any], label: str | None) -> _Plan:
+        from dpcore.release.runconfig import _jsonable, _resolve_params, get_mechanism
+
+        try:
+            mech = get_mechanism(mechanism)
+            p = dict(_jsonable(dict(params), "params"))
+        except ValueError as exc:
+            raise ReleaseRefused(str(exc)) from None
+        for bad in ("rng", "seed", "random_state"):
+            if bad in p:
+                raise ReleaseRefused(f"params.{bad}: a release draws its randomness from the "
+                                     "operating system; a seed cannot be given")
+        if self.radius is None and mech.fill_radius:
+            raise ReleaseRefused("the public description declares no radius (or bounds); a "
+                                 "release needs one")
+        n = self.n
+        if n is None:
+            raise ReleaseRefused("n is neither declared nor estimated: estimate it privately "
+                                 "first (it is charged to the ledger)")
+        accepted = mech.parameters()
+        if "n_public" in accepted and p.get("n_public") is None:
+            p["n_public"] = n
+        box = self.description.box()
+        if mech.name in BOX_AWARE and box is not None and p.get("bounds") is None:
+            # the declared per-column bounds are tighter than their enclosing ball (issue 15)
+            p["bounds"] = [box[0].tolist(), box[1].tolist()]
+        try:
+            p = _resolve_params(mech, p, {"radius": self.radius})
+        except ValueError as exc:
+            raise ReleaseRefused(str(exc)) from None
+        return _Plan(label or mechanism, mech.name, p, self._dry_guarantee(mech, p, n))
+
+    def _dry_guarantee(self, mech, params: dict, n: int) -> Guarantee:
+        """The guarantee, from a run on the public proxy (seeded: nothing private in it)."""
+        def dry(rows: int) -> Guarantee:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                warnings.simplefilter("error", PrivacyLeakWarning)
+                try:
+                    _, g = mech.run(self.proxy(rows), np.random.default_rng(0), **params)
+                except PrivacyLeakWarning as w:
+                    raise ReleaseRefused(f"{mech.name} reads a parameter off the data, which a "
+                                         f"release cannot allow: {w}") from None
+                except (ValueError, TypeError) as exc:  # computed on public data: public
+                    raise ReleaseRefused(f"{mech.name} cannot run with these parameters: "
+                                         f"{exc}") from None
+            if not isinstance(g, (PureDP, *_guarantee_types())):
+                raise ReleaseRefused(f"{mech.name} returned no privacy guarantee")
+            return g
+
+        if n <= PROXY_ROWS:
+            return dry(n)
+        g = dry(PROXY_ROWS)
+        # A guarantee that changes with the number of rows is recomputed at the public n.
+        return g if dry(PROXY_ROWS - 1) == g else dry(n)
+
+    # ---- releasing ---------------------------------------------------------------------------
+
+    def release(self, mechanism: str, params: Mapping[str, Any] | None = None, *,
+                label: str | None = None) -> Release:
+        """One release (see the module docstring); :meth:`release_many` with one part."""
+        return self.release_many([(mechanism, params or {})], labels=[label])[0]
+
+    def release_many(self, parts: Sequence[tuple[str, Mapping[str, Any]]], *,
+                     labels: Sequence[str | None] | None = None) -> list[Release]:
+        """Several releases charged as a whole (all or nothing), then computed one by one.
+
+        Raises
+        ------
+        ReleaseRefused
+            A part cannot be planned from public inputs (nothing charged).
+        BudgetExceededError
+            The parts together do not fit the budget (nothing charged).
+        """
+        labels = list(labels or [None] * len(parts))
+        plans = [self._plan(m, p, lab) for (m, p), lab in zip(parts, labels, strict=True)]
+        # Floating-point-safe noise (Mironov 2012): every draw inside is on a grid, and the
+        # defence's small extra cost (``slack_for``) is part of what each release charges.
+        with defended_noise() as defence:
+            delivered = [compose(pl.guarantee, defence.slack_for(pl.guarantee)) for pl in plans]
+            charges: list[tuple[str, Guarantee, dict]] = [
+                (pl.label, g, {"mechanism": pl.mechanism} | pl.params)
+                for pl, g in zip(plans, delivered, strict=True)]
+            spend_many = getattr(self.ledger, "spend_many", None)
+            if spend_many is not None:
+                spend_many(charges)
+            else:  # an in-memory PrivacyLedger: check the whole, then record
+                _spend_all(self.ledger, charges)
+            return [Release(self._compute(pl), g, pl.label)
+                    for pl, g in zip(plans, delivered, strict=True)]
+
+    def _compute(self, plan: _Plan) -> dict[str, Any] | None:
+        """Run on the private rows; ⊥ (None) on any failure, with nothing of it kept."""
+        from dpcore.release.runconfig import get_mechanism
+
+        mech = get_mechanism(plan.mechanism)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                warnings.simplefilter("error", PrivacyLeakWarning)
+                released, guarantee = mech.run(self._X, _entropy(), **plan.params)
+            if guarantee != plan.guarantee:
+                return None  # the delivered guarantee is not the one charged
+            return {k: (None if v is None else np.asarray(v, dtype=float))
+                    for k, v in dict(released).items()}
+        except Exception:
+            return None
+
+
+def _guarantee_types() -> tuple[type, ...]:
+    from dpcore.privacy.guarantees import ZCDP, ApproxDP, RandomDP
+
+    return (ApproxDP, ZCDP, RandomDP)
+
+
+def _spend_all(ledger, charges: list[tuple[str, Guarantee, dict]]) -> None:
+    from dpcore.privacy.guarantees import BudgetExceededError, PrivacyLedger
+
+    trial = PrivacyLedger.from_entries(ledger.budget, ledger.entries)
+    try:
+        for label, g, p in charges:
+            trial.spend(label, g, **p)
+    except BudgetExceededError:
+        raise BudgetExceededError(f"refused: the release needs more than the {ledger.remaining()} "
+                                  f"left of {ledger.budget}") from None
+    for label, g, p in charges:
+        ledger.spend(label, g, **p)
+

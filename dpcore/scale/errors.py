@@ -1,0 +1,94 @@
+"""Errors of the out-of-core path (:mod:`dpcore.scale.dask_kmeans`) and the one place Dask tasks are
+computed.
+
+Data problems inside a partition are raised on the worker as :class:`PartitionError` (picklable,
+so it crosses a distributed cluster) and renamed on the driver after the *file* the partition was
+read from, with the column (issue 14: "partition 2" told the user nothing). Cluster failures
+become :class:`ScaleError` with advice that matches the cause; no partial result is returned.
+"""
+
+from __future__ import annotations
+
+import glob
+from pathlib import Path
+from typing import Any
+
+__all__ = ["PartitionError", "Parts", "ScaleError", "compute", "files_of"]
+
+
+class ScaleError(RuntimeError):
+    """The distributed computation did not complete; no (partial) result is returned."""
+
+
+class PartitionError(ValueError):
+    """Bad values in one partition; the driver names the file it came from.
+
+    ``args = (message, partition index)``; picklable, so it crosses a distributed cluster.
+    """
+
+    def __init__(self, message: str, index: int) -> None:
+        super().__init__(message, index)
+        self.message, self.index = message, index
+
+    def __str__(self) -> str:
+        return f"partition {self.index}: {self.message}"
+
+
+class Parts(list):
+    """The delayed partitions, with the file each one was read from when that is known."""
+
+    origins: list[str] | None = None
+
+
+def files_of(source: str | list[str]) -> list[str]:
+    """The files a path, directory or glob (or a list of them) names, in Dask's order."""
+    from dask.utils import natural_sort_key
+
+    files: list[str] = []
+    for path in [source] if isinstance(source, str) else source:
+        if any(ch in path for ch in "*?["):
+            files += sorted(glob.glob(path), key=natural_sort_key)
+        elif Path(path).is_dir():
+            files += sorted((str(p) for p in Path(path).rglob("*") if p.is_file()
+                             and not p.name.startswith(("_", "."))), key=natural_sort_key)
+        else:
+            files.append(path)
+    return files
+
+
+def compute(tasks: list, client: Any, what: str, origins: list[str] | None = None) -> list:
+    """Compute delayed tasks (on ``client`` or the default scheduler); all results or an error.
+
+    Errors of the data name the file (``origins[i]`` for partition i, when known) and the
+    column, with no advice about the cluster; cluster failures get advice that fits the cause.
+    """
+    import dask
+
+    try:
+        if client is not None:
+            return client.gather(client.compute(tasks))
+        return list(dask.compute(*tasks))
+    except PartitionError as exc:
+        where = (f"file {origins[exc.index]!r}" if origins and 0 <= exc.index < len(origins)
+                 else f"partition {exc.index}")
+        raise ValueError(f"{where}: {exc.message}") from None
+    except KeyError as exc:  # a column missing from some file (its schema differs)
+        raise ValueError(f"{what}: column {exc.args[0] if exc.args else exc!s} is missing "
+                         "from some of the files; give files with the same columns") from None
+    except (ValueError, TypeError, FileNotFoundError, PermissionError):
+        raise  # bad or missing data inside a partition: the original, clear message
+    except MemoryError:
+        raise ScaleError(f"{what} ran out of memory; use smaller partitions or more workers, "
+                         "or a smaller sample_size") from None
+    except Exception as exc:  # KilledWorker, CancelledError, lost connections, ...
+        name = type(exc).__name__
+        if name == "KilledWorker":
+            advice = ("a worker died repeatedly on the same partition (often out of memory); "
+                      "give the workers more memory or use smaller partitions")
+        elif name in ("CancelledError", "FutureCancelledError"):
+            advice = "the computation was cancelled on the cluster"
+        else:
+            advice = ("the connection to the cluster failed; check that the scheduler and "
+                      "workers are running, then run again")
+        raise ScaleError(f"{what} failed on the cluster ({name}: {exc}); no partial result is "
+                         f"returned. {advice}") from exc

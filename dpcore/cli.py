@@ -38,13 +38,11 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.core.errors import CLIError
+
 __all__ = ["main"]
 
 EXIT_BAD_INPUT = 2
-
-
-class CLIError(ValueError):
-    """Bad command-line input: printed as one line, exit status 2."""
 
 
 def _progress(args: argparse.Namespace, message: str) -> None:

@@ -17,7 +17,7 @@ hook for a session's end either.
   temporaries go back to the system instead of waiting in malloc's free lists.
 
 It sets glibc's thresholds (:func:`dpcore.core.memory.tune_allocator`) when it starts, and first
-loads the compiled kernels (:func:`dpcore.core.compiled.warm_up`, ≈ 40 MiB of LLVM and machine code
+loads the compiled kernels (:func:`dpcore.core.kernels.warm_up`, ≈ 40 MiB of LLVM and machine code
 that would otherwise count against the first session that fits k-means). Set
 ``DPCORE_MEMORY_LOG=1`` to have the server print its RSS and malloc's in-use / free-held split
 after every trim.
@@ -35,7 +35,7 @@ import threading
 import time
 from typing import Any
 
-from dpcore.core.compiled import warm_up
+from dpcore.core.kernels import warm_up
 from dpcore.core.memory import allocator_stats, release_memory, resident_bytes, tune_allocator
 
 #: Seconds between two passes of the reaper (a pass costs microseconds when nothing ended).
@@ -144,7 +144,7 @@ def _real_server() -> bool:
 
 def _warm_then_reap() -> None:
     # The compiled kernels' first load (LLVM, ≈ 40 MiB) belongs to the server's start, not to
-    # the first session's memory or time (dpcore.core.compiled.warm_up).
+    # the first session's memory or time (dpcore.core.kernels.warm_up).
     try:
         warm_up()
     except Exception:  # pragma: no cover - a fit would compile them anyway

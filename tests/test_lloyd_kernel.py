@@ -96,8 +96,7 @@ def test_halves_add_up_in_threads_and_the_kernel_releases_the_gil():
 def test_warm_up_loads_every_kernel_with_the_signatures_fits_use():
     # A server warms up at start (pages/_lifecycle.py) so LLVM's memory is in its baseline; a
     # fit afterwards must not need another compilation (a new signature would be one).
-    from dpcore.core.compiled import warm_up
-    from dpcore.mechanisms.importance.grid import _grid_pass
+    from dpcore.core.kernels import _grid_pass, warm_up
     from dpcore.mechanisms.lloyd.estimator import DPLloyd
 
     warm_up()

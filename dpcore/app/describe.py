@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpcore.app.ui_state import box_geometry
+from dpcore.data.geometry import box_geometry
 
 __all__ = ["apply_description", "describe", "excluded_columns", "radius_estimate_band",
            "suggest_bounds"]

@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from dpcore.app.style import method_color
 from dpcore.app.ui_state import MAX_SCATTER_POINTS, subsample_indices
-from dpcore.reproduce._figures import method_color
 
 __all__ = [
     "KEPT_COLOR",
@@ -106,7 +106,7 @@ STYLES: dict[str, Style] = {
 
 def algorithm_style(name: str) -> Style:
     """The colour and marker of ``name``: fixed for known names; otherwise the reports' colour
-    of that name (:func:`dpcore.reproduce._figures.method_color`: its table entry, or a stable
+    of that name (:func:`dpcore.app.style.method_color`: its table entry, or a stable
     hash of the name into the shared palette) and a marker derived from the name, so it is the
     same in every run, on every page and in the reports."""
     if name in STYLES:

@@ -16,7 +16,6 @@ resample it on a mere rerun"):
 from __future__ import annotations
 
 import hashlib
-import math
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpcore.core.rng import RNGLike, as_generator
+from dpcore.data.datasets import synthetic_proxy
+from dpcore.data.geometry import DeclaredGeometry, box_geometry
 
 __all__ = [
     "DeclaredGeometry",
@@ -125,45 +126,3 @@ def pca_projection(X: np.ndarray, columns: Sequence[str] | None = None) -> Proje
     return Projection(mean, vt[:2], titles)
 
 
-@dataclass(frozen=True)
-class DeclaredGeometry:
-    """Public centre and radius of the data, as the privacy proofs assume them."""
-
-    center: tuple[float, ...]
-    radius: float
-
-    def __post_init__(self) -> None:
-        if not (math.isfinite(self.radius) and self.radius > 0):
-            raise ValueError(f"radius must be finite and > 0, got {self.radius!r}")
-        if not all(math.isfinite(c) for c in self.center):
-            raise ValueError(f"centre must be finite, got {self.center!r}")
-
-
-def box_geometry(bounds: Sequence[tuple[float, float]]) -> DeclaredGeometry:
-    """Centre and radius of the smallest ball around a box of public per-column bounds.
-
-    E.g. longitude ∈ [-180, 180], latitude ∈ [-90, 90] give centre (0, 0) and radius
-    √(180² + 90²) ≈ 201.2: public knowledge, so no privacy is spent on it.
-    """
-    lo = np.array([b[0] for b in bounds], dtype=float)
-    hi = np.array([b[1] for b in bounds], dtype=float)
-    if np.any(hi <= lo):
-        raise ValueError(f"every bound needs lower < upper, got {list(bounds)!r}")
-    return DeclaredGeometry(tuple((lo + hi) / 2), float(np.linalg.norm((hi - lo) / 2)))
-
-
-def synthetic_proxy(n: int, d: int, radius: float, *, k: int = 5, rng: RNGLike = 0) -> np.ndarray:
-    """Release-mode stand-in for the private data: same shape, inside the declared ball.
-
-    A mixture of ``k`` spherical Gaussians whose means lie in the ball of radius ``radius/2``
-    with spread ``radius/10``, clipped to the ball. It depends only on public quantities
-    (n, d, radius), never on the data values.
-    """
-    from dpcore.data.datasets import gaussian_mixture
-    from dpcore.data.geometry import clip_to_ball
-
-    n, d = int(n), int(d)
-    X, _, _ = gaussian_mixture(
-        n, d, max(1, int(k)), sigma=radius / 10, center_radius=radius / 2, rng=rng
-    )
-    return clip_to_ball(X, radius)

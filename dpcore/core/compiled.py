@@ -29,22 +29,3 @@ def nogil_jit(fn: Callable | None = None, *, fastmath: bool | set[str] = False):
         return njit(nogil=True, cache=True, fastmath=fastmath)(fn)
     except RuntimeError:
         return njit(nogil=True, fastmath=fastmath)(fn)
-
-
-def warm_up() -> None:
-    """Load (or compile) every kernel now, on tiny inputs of the types real calls use.
-
-    A long-running server calls this once at start: the first fit then does not pay the
-    ≈ 0.1 s cache load (≈ 1 s compile on a fresh machine), and the ≈ 40 MiB that LLVM and the
-    machine code take are part of the server's baseline, not of the first session.
-    """
-    import numpy as np
-
-    from dpcore.core.kernels import assign_accumulate
-    from dpcore.mechanisms.importance.grid import grid_histogram
-
-    X = np.zeros((4, 2))
-    assign_accumulate(X, np.zeros((2, 2)))
-    assign_accumulate(X, np.zeros((2, 2)), np.ones(4))
-    grid_histogram(X, 1.0, 4)
-    grid_histogram(X, 1.0, 4, center=np.ones(2))

@@ -1,4 +1,9 @@
-"""The compiled assignment-and-accumulation step of (DP-)Lloyd: one pass, no GIL.
+"""Compiled kernels (numba, no GIL): DP-Lloyd's assignment-and-accumulation step and the norm grid.
+
+* :func:`assign_accumulate`: one (DP-)Lloyd step in one pass (below);
+* :func:`grid_histogram`: every row's bin on the public norm grid of the privacy-constrained
+  sampler (:mod:`dpcore.mechanisms.importance.grid`), in one pass;
+* :func:`warm_up`: load them all at server start.
 
 One Lloyd step needs, per cluster j, the weighted count Σ_{i∈C_j} w_i and sum Σ_{i∈C_j} w_i x_i
 for the nearest-centre partition (Algorithm 2 of Fay, Mair & Sjölund 2024, inner loop). Written
@@ -28,8 +33,9 @@ from __future__ import annotations
 import numpy as np
 
 from dpcore.core.compiled import nogil_jit
+from dpcore.core.threads import map_row_chunks
 
-__all__ = ["BLOCK_ROWS", "assign_accumulate"]
+__all__ = ["BLOCK_ROWS", "assign_accumulate", "grid_histogram", "warm_up"]
 
 #: Rows per distance block: k × BLOCK_ROWS doubles (50 KiB at k = 25) stay in L2 between the
 #: product and the argmin (scikit-learn's Lloyd uses the same 256; 512 and 1024 measured the
@@ -112,3 +118,78 @@ def assign_accumulate(
     block = max(16, min(BLOCK_ROWS, 32768 // k))
     finite = _kernel(X, neg2_c, c_sq, w, use_w, sums, counts, block)
     return sums, counts, bool(finite)
+
+
+@nogil_jit(fastmath={"reassoc"})  # sums may vectorise: 9.6 → 7.1 ms serial, last-bit changes
+def _grid_pass(X, center, scale, grid, bins, counts):  # pragma: no cover - compiled
+    # s = ‖x − c‖ as DPLloyd's sensitivity norms compute it (‖x‖² − 2x·c + ‖c‖², floored at 0),
+    # then grid_bins' ⌈s·G/r⌉ clipped to [0, G]; False when some ‖x‖² is not finite.
+    n, d = X.shape
+    shifted = center.shape[0] > 0
+    cc = 0.0
+    for f in range(center.shape[0]):
+        cc += center[f] * center[f]
+    finite = True
+    for i in range(n):
+        sq = 0.0
+        for f in range(d):
+            sq += X[i, f] * X[i, f]
+        if not np.isfinite(sq):
+            finite = False
+            bins[i] = 0
+            continue
+        if shifted:
+            dot = 0.0
+            for f in range(d):
+                dot += X[i, f] * center[f]
+            sq = max(sq - 2.0 * dot + cc, 0.0)
+        b = min(max(np.ceil(np.sqrt(sq) * scale), 0.0), grid)
+        bins[i] = int(b)
+        counts[int(b)] += 1
+    return finite
+
+
+def grid_histogram(
+    X: np.ndarray, radius: float, grid: int, center: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Every row's bin of ``s = ‖x − center‖`` on the norm grid, and the histogram: one pass.
+
+    The same bins as ``grid_bins(sensitivity_norms(X), radius, grid)`` (up to the last bit of
+    ‖x‖², summed here in row order), without the n-sized temporaries: one compiled read of X on
+    :data:`dpcore.core.threads.N_THREADS` threads (≈ 6 ms for Covertype's 566k × 54 where the
+    numpy passes took ≈ 11 ms).
+
+    Returns
+    -------
+    bins : (n,) intp array, counts : (grid + 1,) int64 array
+    finite : bool
+        False when some row's squared norm is not finite (NaN, ±inf or overflow): the caller
+        reports it; those rows' bins are meaningless.
+    """
+    n = X.shape[0]
+    g = int(grid)
+    c = np.empty(0) if center is None else np.ascontiguousarray(center, dtype=float)
+    scale = g / float(radius)
+    bins = np.empty(n, dtype=np.intp)
+
+    def part(sl: slice) -> tuple[np.ndarray, bool]:
+        counts = np.zeros(g + 1, dtype=np.int64)
+        finite = _grid_pass(X[sl], c, scale, g, bins[sl], counts)
+        return counts, bool(finite)
+
+    parts = map_row_chunks(part, n)
+    return bins, np.sum([p[0] for p in parts], axis=0), all(p[1] for p in parts)
+
+
+def warm_up() -> None:
+    """Load (or compile) every kernel now, on tiny inputs of the types real calls use.
+
+    A long-running server calls this once at start: the first fit then does not pay the
+    ≈ 0.1 s cache load (≈ 1 s compile on a fresh machine), and the ≈ 40 MiB that LLVM and the
+    machine code take are part of the server's baseline, not of the first session.
+    """
+    X = np.zeros((4, 2))
+    assign_accumulate(X, np.zeros((2, 2)))
+    assign_accumulate(X, np.zeros((2, 2)), np.ones(4))
+    grid_histogram(X, 1.0, 4)
+    grid_histogram(X, 1.0, 4, center=np.ones(2))

@@ -17,8 +17,10 @@ import numpy as np
 import pandas as pd
 
 from dpcore.core.rng import RNGLike, as_generator
+from dpcore.data.geometry import clip_to_ball
 
-__all__ = ["SAMPLE_DATASETS", "SampleDataset", "data_dir", "gaussian_mixture", "load_sample"]
+__all__ = ["SAMPLE_DATASETS", "SampleDataset", "data_dir", "gaussian_mixture", "load_sample",
+           "synthetic_proxy"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_DIR = REPO_ROOT / "sample_data"
@@ -111,3 +113,17 @@ def gaussian_mixture(
     labels = gen.choice(k, size=n, p=p)
     X = means[labels] + sigma * gen.standard_normal((n, d))
     return X, labels, means
+
+
+def synthetic_proxy(n: int, d: int, radius: float, *, k: int = 5, rng: RNGLike = 0) -> np.ndarray:
+    """Release-mode stand-in for the private data: same shape, inside the declared ball.
+
+    A mixture of ``k`` spherical Gaussians whose means lie in the ball of radius ``radius/2``
+    with spread ``radius/10``, clipped to the ball. It depends only on public quantities
+    (n, d, radius), never on the data values.
+    """
+    n, d = int(n), int(d)
+    X, _, _ = gaussian_mixture(
+        n, d, max(1, int(k)), sigma=radius / 10, center_radius=radius / 2, rng=rng
+    )
+    return clip_to_ball(X, radius)

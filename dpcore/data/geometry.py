@@ -14,12 +14,15 @@ limits (``|x| ≤ 1e100``); these kernels stay correct even when called directly
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from dpcore.data.limits import ParameterError
+from dpcore.core.errors import ParameterError
 
-__all__ = ["clip_to_ball", "nearest_center", "overflow_error", "row_norms", "squared_distances"]
+__all__ = ["DeclaredGeometry", "box_geometry", "clip_to_ball", "nearest_center", "overflow_error",
+           "row_norms", "squared_distances"]
 
 # Blocks of at most 4096 rows and 4 MiB of distances: cache-sized blocks measured 2.5x faster
 # than 32 MiB ones on Covertype (566k x 54, k = 25).
@@ -175,3 +178,30 @@ def clip_to_ball(X: np.ndarray, radius: float, *, return_count: bool = False):
         M[over] *= (radius / norms[over])[:, None]
     out = M[0] if one_d else M
     return (out, n_over) if return_count else out
+
+
+@dataclass(frozen=True)
+class DeclaredGeometry:
+    """Public centre and radius of the data, as the privacy proofs assume them."""
+
+    center: tuple[float, ...]
+    radius: float
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.radius) and self.radius > 0):
+            raise ValueError(f"radius must be finite and > 0, got {self.radius!r}")
+        if not all(math.isfinite(c) for c in self.center):
+            raise ValueError(f"centre must be finite, got {self.center!r}")
+
+
+def box_geometry(bounds: Sequence[tuple[float, float]]) -> DeclaredGeometry:
+    """Centre and radius of the smallest ball around a box of public per-column bounds.
+
+    E.g. longitude ∈ [-180, 180], latitude ∈ [-90, 90] give centre (0, 0) and radius
+    √(180² + 90²) ≈ 201.2: public knowledge, so no privacy is spent on it.
+    """
+    lo = np.array([b[0] for b in bounds], dtype=float)
+    hi = np.array([b[1] for b in bounds], dtype=float)
+    if np.any(hi <= lo):
+        raise ValueError(f"every bound needs lower < upper, got {list(bounds)!r}")
+    return DeclaredGeometry(tuple((lo + hi) / 2), float(np.linalg.norm((hi - lo) / 2)))

@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.core.errors import DataError, ParameterError
+
 __all__ = [
     "DEFAULT_SESSION_MEMORY_MB",
     "MAX_ABS_VALUE",
@@ -87,14 +89,6 @@ DEFAULT_SESSION_MEMORY_MB = 1024
 # A prepared matrix lives in about four float64 copies at once (table, centred, clipped, one
 # algorithm's working copy): the largest matrix is budget / (8 bytes × 4).
 _COPIES = 4
-
-
-class ParameterError(ValueError):
-    """A parameter outside its documented range; ``parameter`` names it."""
-
-    def __init__(self, parameter: str, message: str) -> None:
-        super().__init__(message)
-        self.parameter = parameter
 
 
 def _fmt(x: float) -> str:
@@ -232,13 +226,11 @@ def check_bounds(bounds: Any, columns: list[str] | None = None,
 
 
 def check_data_range(X: np.ndarray, columns: list[str] | None = None) -> None:
-    """Refuse (:class:`~dpcore.data.tables.DataError`) values with ``|x| > 1e100`` or non-finite
+    """Refuse (:class:`~dpcore.core.errors.DataError`) values with ``|x| > 1e100`` or non-finite
     ones.
 
     The message names the column and the data row (1-based) of the first offending value.
     """
-    from dpcore.data.tables import DataError
-
     A = np.asarray(X)
     if A.ndim != 2 or A.size == 0:
         return

@@ -33,9 +33,9 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
+from dpcore.core.errors import DataError, PrivacyLeakWarning
 from dpcore.data.geometry import clip_to_ball, row_norms
 from dpcore.data.limits import ParameterError, check_center, check_data_range, check_radius
-from dpcore.privacy.guarantees import PrivacyLeakWarning
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -61,10 +61,6 @@ _DELIMITERS = ",\t;|"
 _LINE_END = re.compile(r"\r\n|\r|\n")
 # Only these cells are missing: not pandas' default list, which turns Namibia's code "NA" into NaN.
 _NA_TOKENS = ["", "nan", "NaN", "NAN", "-nan", "null", "NULL"]
-
-
-class DataError(ValueError):
-    """The input table cannot be used; the message says why and what would work."""
 
 
 Source = str | os.PathLike | bytes | bytearray | IO[bytes] | IO[str] | pd.DataFrame

@@ -38,26 +38,23 @@ Example
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from dpcore.core.cancel import substep
 from dpcore.core.rng import RNGLike, as_generator
-from dpcore.mechanisms.importance.grid import DEFAULT_GRID
 from dpcore.mechanisms.lloyd.domain import box_domain, declared_n
 from dpcore.mechanisms.lloyd.estimator import DPLloyd
+from dpcore.mechanisms.lloyd.staged import PARTITION_ROUNDS, SEEDING_PROGRESS, fit_lloyd_stage
+from dpcore.mechanisms.maxcover.estimator import fit_seeding, seed_share_of
 from dpcore.privacy.guarantees import ApproxDP, PureDP
 from dpcore.privacy.noise import laplace
 
-__all__ = ["SEEDINGS", "DPKMeans"]
+__all__ = ["PARTITION_ROUNDS", "SEEDINGS", "DPKMeans"]
 
 SEEDINGS = (None, "moments", "maxcover")
 _CHUNK = 16384
-#: Share of the reported progress taken by the max-cover seeding (it dominates the run time).
-_SEEDING_PROGRESS = 0.8
-#: DP-Lloyd rounds added for max-cover's partition (its first round averages that partition,
-#: the job NoisyAVG had in Algorithm 2): T = the error-budget rule's T + 1.
-PARTITION_ROUNDS = 1
 
 class DPKMeans:
     """Recommended ε-DP k-means (see the module docstring).
@@ -164,27 +161,18 @@ class DPKMeans:
             t = None
         init, eps_lloyd, self.seeding_, assign = "random_ball", eps, None, None
         # progress: the seeding (most of the time) then the DP-Lloyd rounds, one rising fraction
-        split = _SEEDING_PROGRESS if self.seeding == "maxcover" else 0.0
+        split = SEEDING_PROGRESS if self.seeding == "maxcover" else 0.0
         with substep(0.0, split):
             if self.seeding == "maxcover":
                 eps_lloyd, assign = self._maxcover_partition(X, eps, gen)
             elif self.seeding == "moments" and math.isfinite(eps):
                 init, eps_lloyd = self._moment_seeds(X, eps, gen)
         with substep(split, 1.0):
-            lloyd = DPLloyd(
-                k, epsilon=eps_lloyd, bounds=self.bounds, radius=self.radius, n=n_pub,
-                sum_noise=self.sum_noise, n_iter=t, preset="auto", count_share=self.count_share,
-                sampler=self.sampler, sample_size=self.sample_size,
-                q_grid=DEFAULT_GRID if self.sampler == "privacy" else None, diagnostics=False,
-                init=init, init_assign=assign, rng=gen,
-            )
-            if assign is not None and t is None:
-                # the partition round averages max-cover's partition (what NoisyAVG did) and
-                # does not count against the rounds the error model allows DP-Lloyd itself
-                t_rule, _ = lloyd._budget(eps_lloyd, X.shape[0], X.shape[1], k,
-                                          lloyd._domain(X.shape[1]))
-                lloyd.n_iter = t_rule + PARTITION_ROUNDS
-            lloyd.fit(X)
+            lloyd = fit_lloyd_stage(
+                X, k, epsilon=eps_lloyd, bounds=self.bounds, radius=self.radius, n=n_pub,
+                sum_noise=self.sum_noise, n_iter=t, count_share=self.count_share,
+                sampler=self.sampler, sample_size=self.sample_size, init=init,
+                init_assign=assign, rng=gen)
         self.lloyd_ = lloyd
         self.cluster_centers_ = lloyd.cluster_centers_
         self.n_iter_, self.count_share_ = lloyd.n_iter_, lloyd.count_share_
@@ -195,12 +183,6 @@ class DPKMeans:
             s = self.seeding_.privacy_
             self.privacy_ = ApproxDP(s.epsilon + lloyd.privacy_.epsilon, s.delta)
         return self
-
-    def _share(self, default: float) -> float:
-        share = default if self.seed_share is None else self.seed_share
-        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
-            raise ValueError(f"seed_share must be in (0, 1), got {self.seed_share!r}")
-        return float(share)
 
     def _moment_seeds(self, X, eps, gen) -> tuple[np.ndarray, float]:
         """k initial centres from a private per-feature mean and spread (``seed_share`` of ε).
@@ -215,7 +197,7 @@ class DPKMeans:
         """
         if self.bounds is None:
             raise ValueError("seeding='moments' needs bounds=(lo, hi)")
-        share = self._share(0.2)
+        share = seed_share_of(self.seed_share, 0.2)
         dom = box_domain(self.bounds, X.shape[1])
         c, h = dom.center, dom.half_ranges
         e3 = share * eps / 3.0
@@ -247,13 +229,6 @@ class DPKMeans:
         first round's noisy sums and counts replace NoisyAVG (lines 20–22). The rest of ε goes
         to DP-Lloyd; the composition is (ε₁, δ) + ε₂ (module docstring).
         """
-        from dataclasses import replace
-
-        from dpcore.mechanisms.maxcover.estimator import DEFAULT_SEED_SHARE, MaxCoverKMeans
-
-        share = self._share(DEFAULT_SEED_SHARE)
-        if not 0.0 < float(self.delta) < 1.0:
-            raise ValueError("seeding='maxcover' needs 0 < delta < 1 (it is (ε, δ)-DP)")
         if self.bounds is not None:
             lo, hi = (np.broadcast_to(np.asarray(b, dtype=float), (X.shape[1],))
                       for b in self.bounds)
@@ -261,11 +236,10 @@ class DPKMeans:
         else:
             center, radius = np.zeros(X.shape[1]), float(self.radius)
         n_pub = None if self.n is None else int(self.n)
-        params = {**(self.seeding_params or {}), "preset": "paper"}
         shifted = np.any(center != 0)
-        mc = MaxCoverKMeans(self.n_clusters, epsilon=share * eps, delta=float(self.delta),
-                            radius=radius, n_public=n_pub, rng=gen, **params
-                            ).fit_partition(X - center if shifted else X)
+        mc = fit_seeding(X - center if shifted else X, self.n_clusters, epsilon=eps,
+                         delta=float(self.delta), radius=radius, n_public=n_pub,
+                         seed_share=self.seed_share, rng=gen, params=self.seeding_params)
         self.seeding_ = mc
         part = replace(mc.partition_, shift=center) if shifted else mc.partition_
         return eps - mc.privacy_.epsilon, part

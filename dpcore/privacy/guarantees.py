@@ -28,6 +28,8 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
+from dpcore.core.errors import BudgetExceededError, PrivacyLeakWarning
+
 __all__ = [
     "ApproxDP",
     "BudgetExceededError",
@@ -42,14 +44,6 @@ __all__ = [
     "guarantee_from_dict",
     "zcdp_to_epsilon",
 ]
-
-
-class PrivacyLeakWarning(UserWarning):
-    """A parameter the privacy proof assumes public was read off the private data."""
-
-
-class BudgetExceededError(ValueError):
-    """A release would take the ledger over its budget; nothing was recorded."""
 
 
 def _check_nonneg(name: str, value: float, *, allow_inf: bool = False) -> float:

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.core.errors import ReleaseRefused
 from dpcore.privacy.guarantees import Guarantee, PrivacyLeakWarning, PureDP, compose
 from dpcore.privacy.noise import defended_noise
 
@@ -62,10 +63,6 @@ def _entropy() -> np.random.Generator:
     """The release's randomness: fresh OS entropy, never stored. Tests monkeypatch this to
     force the same draw on neighbouring data sets; nothing user-visible can set it."""
     return np.random.default_rng()
-
-
-class ReleaseRefused(ValueError):
-    """A release refused before anything was charged or computed (a public reason)."""
 
 
 @dataclass(frozen=True)
@@ -181,7 +178,7 @@ class ReleaseDoor:
         Its size is ``n`` (a fixed public number, not the table's), its geometry the declared
         description only.
         """
-        from dpcore.app.ui_state import synthetic_proxy
+        from dpcore.data.datasets import synthetic_proxy
 
         X = synthetic_proxy(int(n), self.d, float(self.radius or 1.0), rng=seed)
         box = self.description.box()

@@ -30,11 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.core.errors import SchemaError
+
 __all__ = ["PublicDescription", "SchemaError"]
-
-
-class SchemaError(ValueError):
-    """A public description that cannot be used (names the offending field)."""
 
 
 def _floats(name: str, values: Any, d: int) -> tuple[float, ...]:
@@ -86,7 +84,7 @@ class PublicDescription:
         if (self.lower is None) != (self.upper is None):
             raise SchemaError("give both lower and upper bounds, or neither")
         if self.lower is not None:
-            from dpcore.app.ui_state import box_geometry
+            from dpcore.data.geometry import box_geometry
 
             lo, hi = _floats("lower", self.lower, d), _floats("upper", self.upper, d)
             if any(h <= l for l, h in zip(lo, hi, strict=True)):

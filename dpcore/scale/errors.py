@@ -13,25 +13,9 @@ import glob
 from pathlib import Path
 from typing import Any
 
+from dpcore.core.errors import PartitionError, ScaleError
+
 __all__ = ["PartitionError", "Parts", "ScaleError", "compute", "files_of"]
-
-
-class ScaleError(RuntimeError):
-    """The distributed computation did not complete; no (partial) result is returned."""
-
-
-class PartitionError(ValueError):
-    """Bad values in one partition; the driver names the file it came from.
-
-    ``args = (message, partition index)``; picklable, so it crosses a distributed cluster.
-    """
-
-    def __init__(self, message: str, index: int) -> None:
-        super().__init__(message, index)
-        self.message, self.index = message, index
-
-    def __str__(self) -> str:
-        return f"partition {self.index}: {self.message}"
 
 
 class Parts(list):

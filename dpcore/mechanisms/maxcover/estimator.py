@@ -9,11 +9,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcore.core.cancel import checkpoint
+from dpcore.core.cancel import checkpoint, substep
 from dpcore.core.rng import RNGLike, as_generator
 from dpcore.data.geometry import clip_to_ball, nearest_center
 from dpcore.data.limits import check_approx_range, check_params
 from dpcore.mechanisms.lloyd.estimator import cluster_sums, lloyd_statistics
+from dpcore.mechanisms.lloyd.staged import SEEDING_PROGRESS, fit_lloyd_stage
 from dpcore.mechanisms.maxcover.accounting import (
     _check_approx,
     _check_privacy,
@@ -29,6 +30,7 @@ from dpcore.mechanisms.maxcover.averaging import (
 )
 from dpcore.mechanisms.maxcover.cover import SAMPLERS, ball_volume, private_grid_set_cover
 from dpcore.mechanisms.maxcover.grid import jl_matrix, level_schedule, project_to_unit_ball
+from dpcore.privacy.guarantees import ApproxDP, PrivacyLeakWarning
 from dpcore.privacy.noise import add_laplace
 
 #: ``grid_stride="auto"`` keeps a cover ball at ≤ this many lattice points (≈ its volume).
@@ -380,8 +382,6 @@ class MaxCoverKMeans:
         gen = as_generator(self.rng)
         n = X.shape[0]
         if self.n_public is None:
-            from dpcore.privacy.guarantees import PrivacyLeakWarning
-
             warnings.warn(
                 f"n_public not given: the schedule uses the data's size n={n}, which the paper "
                 "treats as public (pass n_public to make that explicit)",
@@ -516,28 +516,30 @@ class MaxCoverKMeans:
         return Y, S2
 
     def _fit_recommended(self, X: np.ndarray, k: int, n_pub: int, gen) -> MaxCoverKMeans:
-        """``preset="recommended"``: :class:`~dpcore.estimators.dpkmeans.DPKMeans` seeded by
-        Algorithm 2.
-
-        One code path with ``DPKMeans(seeding="maxcover")``: :meth:`fit_partition` (lines 1–19)
-        on ``seed_share``·ε and δ, then budget-aware DP-Lloyd on the rest, whose first round
-        averages the released partition. The guarantee is the exact basic composition of the two
-        parts' reported guarantees.
+        """``preset="recommended"``: Algorithm 2's lines 1–19 on ``seed_share``·ε and δ
+        (:func:`fit_seeding`), then budget-aware DP-Lloyd on the rest
+        (:func:`~dpcore.mechanisms.lloyd.staged.fit_lloyd_stage`), whose first round averages the
+        released partition. The same code path as ``DPKMeans(seeding="maxcover")``. The guarantee
+        is the exact basic composition of the two parts' reported guarantees.
         """
-        from dpcore.estimators.dpkmeans import DPKMeans
-
-        params = {name: getattr(self, name) for name in _ALGORITHM2_PARAMS}
-        km = DPKMeans(k, epsilon=float(self.epsilon), radius=float(self.radius), n=n_pub,
-                      seeding="maxcover", seed_share=self.seed_share, delta=float(self.delta),
-                      seeding_params=params, rng=gen).fit(X)
-        seed: MaxCoverKMeans = km.seeding_
+        eps = float(self.epsilon)
+        with substep(0.0, SEEDING_PROGRESS):
+            seed = fit_seeding(X, k, epsilon=eps, delta=float(self.delta),
+                               radius=float(self.radius), n_public=n_pub,
+                               seed_share=self.seed_share, rng=gen,
+                               params={name: getattr(self, name) for name in _ALGORITHM2_PARAMS})
+        with substep(SEEDING_PROGRESS, 1.0):
+            lloyd = fit_lloyd_stage(X, k, epsilon=eps - seed.privacy_.epsilon,
+                                    radius=float(self.radius), n=float(n_pub),
+                                    init_assign=seed.partition_, rng=gen)
         for name in ("budget_", "candidates_", "proxy_weights_", "proxy_centers_", "schedule_",
                      "proj_dim_", "projection_", "grid_stride_", "stats_", "partition_"):
             setattr(self, name, getattr(seed, name))
-        self.seed_centers_ = km.lloyd_.history_[1]
-        self.lloyd_ = km.lloyd_
-        self.cluster_centers_ = km.cluster_centers_
-        self.privacy_ = km.privacy_
+        self.seed_centers_ = lloyd.history_[1]
+        self.lloyd_ = lloyd
+        self.cluster_centers_ = lloyd.cluster_centers_
+        s = seed.privacy_
+        self.privacy_ = ApproxDP(s.epsilon + lloyd.privacy_.epsilon, s.delta)
         self.n_features_in_ = X.shape[1]
         return self
 
@@ -552,3 +554,38 @@ class MaxCoverKMeans:
 
     def fit_predict(self, X, y=None) -> np.ndarray:
         return self.fit(X).predict(X)
+
+
+def seed_share_of(seed_share: float | None, default: float = DEFAULT_SEED_SHARE) -> float:
+    """The seeding's share of ε: ``seed_share`` checked to lie in (0, 1), or ``default``."""
+    share = default if seed_share is None else seed_share
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
+        raise ValueError(f"seed_share must be in (0, 1), got {seed_share!r}")
+    return float(share)
+
+
+def fit_seeding(
+    X: np.ndarray,
+    k: int,
+    *,
+    epsilon: float,
+    delta: float,
+    radius: float,
+    n_public: int | None,
+    seed_share: float | None,
+    rng,
+    params: Mapping | None = None,
+) -> MaxCoverKMeans:
+    """Max-cover as a seeding: Algorithm 2's lines 1–19 on ``seed_share``·ε and all of δ.
+
+    Returns the fitted :class:`MaxCoverKMeans` (``preset="paper"``, :meth:`MaxCoverKMeans.
+    fit_partition`): its ``partition_`` (nearest proxy centre S'' after the public JL
+    projection) is the next stage's first assignment, ``privacy_`` what the seeding spent.
+    X must lie in the ball of ``radius`` around the origin (centre it first).
+    """
+    share = seed_share_of(seed_share)
+    if not 0.0 < float(delta) < 1.0:
+        raise ValueError("a max-cover seeding needs 0 < delta < 1 (it is (ε, δ)-DP)")
+    return MaxCoverKMeans(k, epsilon=share * epsilon, delta=float(delta), radius=radius,
+                          n_public=n_public, rng=rng, **{**(params or {}), "preset": "paper"}
+                          ).fit_partition(X)

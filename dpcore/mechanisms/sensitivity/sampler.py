@@ -25,6 +25,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy.special import lambertw
 
+from dpcore.core.errors import SamplerError
 from dpcore.core.rng import RNGLike, as_generator
 from dpcore.mechanisms.sensitivity.bernstein import (  # re-exported: these were defined here first
     BernsteinRelease,
@@ -62,10 +63,6 @@ __all__ = [
 _CEIL_TOL = 1e-9
 # Δ̂ below this fraction of |f(D)| is round-off (e.g. a solver returning the same fit twice).
 _ZERO_SENSITIVITY = 1e-10
-
-
-class SamplerError(ValueError):
-    """The sampler cannot produce a trustworthy sensitivity estimate (nothing is released)."""
 
 
 # ----------------------------------------------------------------------------------------------

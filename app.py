@@ -19,6 +19,7 @@ from dpcore.app.url_state import app_query_spec, clean_query_params
 from dpcore.core.text import md_text
 from dpcore.data.datasets import SAMPLE_DATASETS
 from dpcore.privacy.guarantees import PrivacyLedger
+from dpcore.release.registry import page_available
 from pages._common import (
     DATA_KEYS,
     EPSILON_GRID,
@@ -35,44 +36,34 @@ from pages._lifecycle import start_reaper
 
 ROOT = Path(__file__).resolve().parent
 
-# (file, title, icon, the "module:name" objects the page needs)
-PAGES: list[tuple[str, str, str, tuple[str, ...]]] = [
-    ("pages/data.py", "Data", ":material/table:", ()),
-    ("pages/importance.py", "Importance sampling", ":material/scatter_plot:",
-     ("dpcore.mechanisms.importance:poisson_sample", "dpcore.mechanisms.lloyd:DPLloyd")),
-    ("pages/friendlycore.py", "FriendlyCore", ":material/hub:",
-     ("dpcore.mechanisms.friendlycore:friendly_core",
-      "dpcore.mechanisms.friendlycore:friendly_mean")),
-    ("pages/clustering.py", "Clustering", ":material/bubble_chart:",
-     ("dpcore.mechanisms.lloyd:DPLloyd",)),
-    ("pages/utility.py", "Privacy–utility", ":material/show_chart:",
-     ("dpcore.mechanisms.lloyd:DPLloyd",)),
-    ("pages/sensitivity.py", "Sensitivity sampler", ":material/functions:",
-     ("dpcore.mechanisms.sensitivity:sample_then_respond",
-      "dpcore.mechanisms.sensitivity.statistics:STATISTICS")),
-    ("pages/ledger.py", "Privacy ledger", ":material/account_balance:", ()),
-    ("pages/tour.py", "Guided tour", ":material/school:",
-     ("dpcore.mechanisms.friendlycore:friend_counts", "dpcore.mechanisms.lloyd.estimator:DPLloyd")),
+# (file, title, icon); a page that shows mechanisms appears when one of its registry rows
+# imports here (dpcore.release.registry.page_available: a module still being written, or a
+# missing optional library, hides the page instead of breaking the app)
+PAGES: list[tuple[str, str, str]] = [
+    ("pages/data.py", "Data", ":material/table:"),
+    ("pages/importance.py", "Importance sampling", ":material/scatter_plot:"),
+    ("pages/friendlycore.py", "FriendlyCore", ":material/hub:"),
+    ("pages/clustering.py", "Clustering", ":material/bubble_chart:"),
+    ("pages/utility.py", "Privacy–utility", ":material/show_chart:"),
+    ("pages/sensitivity.py", "Sensitivity sampler", ":material/functions:"),
+    ("pages/ledger.py", "Privacy ledger", ":material/account_balance:"),
+    ("pages/tour.py", "Guided tour", ":material/school:"),
 ]
 
 
 @st.cache_resource(show_spinner=False)
-def available(requirements: tuple[str, ...]) -> bool:
-    """Whether every ``module:name`` a page needs imports (a missing one hides the page)."""
-    for req in requirements:
-        module, _, name = req.partition(":")
-        try:
-            if not hasattr(importlib.import_module(module), name):
-                return False
-        except Exception:  # an algorithm still being written must not break the app
-            return False
-    return True
+def available(page: str) -> bool:
+    """Whether the page ``pages/<page>.py`` can run here (see :data:`PAGES`)."""
+    try:
+        return page_available(page)
+    except Exception:  # an algorithm still being written must not break the app
+        return False
 
 
 def navigation_pages() -> list:
     pages, shown = [], {}
-    for path, title, icon, needs in PAGES:
-        if (ROOT / path).exists() and available(needs):
+    for path, title, icon in PAGES:
+        if (ROOT / path).exists() and available(Path(path).stem):
             pages.append(st.Page(path, title=title, icon=icon, default=path == "pages/data.py"))
             shown[path] = (title, icon)
     # The pages can link to each other only when they are in the navigation.

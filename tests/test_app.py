@@ -295,8 +295,8 @@ def test_release_mode_data_page_reveals_no_data_statistic():
 def test_page_whose_algorithm_does_not_import_is_not_in_the_navigation(monkeypatch):
     import sys
 
-    # import now raises ImportError
-    monkeypatch.setitem(sys.modules, "dpcore.mechanisms.sensitivity.statistics", None)
+    # the registry row of the page's mechanism names this module: importing it now raises
+    monkeypatch.setitem(sys.modules, "dpcore.release.sensitivity_release", None)
     at = new_app()
     assert not at.exception
     nav = at.session_state["nav_pages"]

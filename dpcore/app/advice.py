@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpcore.release.registry import variants
+
 __all__ = [
     "FriendlyKMeansPlan",
     "FriendlyMeanPlan",
@@ -276,21 +278,10 @@ def noise_verdict(X: np.ndarray, centers: np.ndarray | None, *,
 # Cost estimates (decide whether a page runs at once or behind a Run button)
 # ------------------------------------------------------------------------------------------------
 
-#: Seconds per (row × cluster × column) of one fit, measured on the 2-core development machine
-#: (cities sample, n = 32,847, k = 5) with a safety factor of 3 for a busy machine.
-_SECONDS_PER_UNIT = {
-    "DP-Lloyd": 2e-7,
-    "DP-Lloyd + coreset sampling": 1e-7,
-    "DP-Lloyd + privacy-constrained sampling": 1e-7,
-    "Max-cover k-means": 8e-6,
-    "Balcan et al. 2017 (paper 003's baseline)": 2e-6,
-    "FriendlyCore k-means": 3e-5,
-    "diffprivlib KMeans (reference)": 1e-6,
-    "k-means (non-private)": 3e-7,
-}
-
-
 def estimate_fit_seconds(algorithm: str, n: int, d: int, k: int) -> float:
-    """Rough wall time of one fit of ``algorithm`` on n rows, d columns, k clusters (public)."""
-    per = _SECONDS_PER_UNIT.get(algorithm, 1e-5)
-    return 0.02 + per * float(n) * max(int(k), 1) * max(int(d), 1)
+    """Rough wall time of one fit of ``algorithm`` (a registry variant's label) on n rows, d
+    columns, k clusters: the row's cost model (:class:`dpcore.release.registry.Variant`)."""
+    for _, v in variants():
+        if v.label == algorithm:
+            return v.seconds(n, d, k)
+    return 0.02 + 1e-5 * float(n) * max(int(k), 1) * max(int(d), 1)  # not a registry variant

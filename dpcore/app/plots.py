@@ -32,6 +32,7 @@ import plotly.graph_objects as go
 
 from dpcore.app.style import method_color
 from dpcore.app.ui_state import MAX_SCATTER_POINTS, subsample_indices
+from dpcore.release.registry import variants
 
 __all__ = [
     "KEPT_COLOR",
@@ -70,18 +71,12 @@ class Style:
     symbol: str
 
 
-#: The dashboard's algorithms and method-specific outputs: (name in the reports, marker). The
-#: colour is the reports' :data:`dpcore.reproduce._figures.METHOD_COLORS` entry of that name, the
-#: one colour table of dpcore, so a method has the same colour on every page and in every report.
+#: The dashboard's algorithms (every clustering variant of :mod:`dpcore.release.registry`, whose
+#: row names its colour key and marker) and method-specific outputs: (name in the reports,
+#: marker). The colour is :data:`dpcore.app.style.METHOD_COLORS`'s entry of that name, the one
+#: colour table of dpcore, so a method has the same colour on every page and in every report.
 DASHBOARD_METHODS: dict[str, tuple[str, str]] = {
-    "DP-Lloyd": ("dplloyd", "x"),
-    "DP-Lloyd + coreset sampling": ("core", "star"),
-    "DP-Lloyd + privacy-constrained sampling": ("opt", "diamond"),
-    "Max-cover k-means": ("maxcover", "cross"),
-    "FriendlyCore k-means": ("FC_Clustering", "triangle-up"),
-    "diffprivlib KMeans (reference)": ("diffprivlib", "square"),
-    "Balcan et al. 2017 (paper 003's baseline)": ("balcan", "hexagon"),  # the max-cover report's
-    "k-means (non-private)": ("lloyd", "circle-open"),
+    **{v.label: (v.color_key, v.symbol) for _, v in variants("clustering")},
     "DP-Lloyd centres": ("dplloyd", "x"),
     "FriendlyCore private mean": ("FC_Avg", "x"),
     "true mean (not private)": ("non-private mean", "circle-open"),

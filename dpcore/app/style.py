@@ -20,7 +20,8 @@ METHOD_COLORS: dict[str, str] = {
     "LSH_Clustering ε=2": "#AA4499",
     "DPLloyd ε=2": "#882255", "DPLloyd ε=1.41": "#DDCC77",
     # max-cover
-    "maxcover": "#4477AA", "dplloyd": "#882255", "diffprivlib": "#999933", "lloyd": "#000000",
+    "dpkmeans": "#0072B2", "maxcover": "#4477AA", "dplloyd": "#882255", "diffprivlib": "#999933",
+    "lloyd": "#000000",
     "one centre (mean)": "#777777", "balcan": "#CC79A7",
     # sensitivity sampler
     "sampler": "#009E73", "global": "#0072B2", "non-private": "#000000",

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.app.evaluate import normalized_kmeans_cost
+from dpcore.release.registry import Entry, PublicInputs, Variant, variants
 
 __all__ = [
     "ClusteringAlgorithm",
@@ -53,7 +54,7 @@ class ClusteringAlgorithm:
     name : str
         Display name.
     mechanism : str or None
-        Key in :data:`dpcore.release.runconfig.MECHANISMS` (None: not a DP mechanism).
+        Key of its :mod:`dpcore.release.registry` row (None: not a DP mechanism).
     target : str
         ``"module:Class"`` of the estimator.
     params : callable
@@ -78,79 +79,16 @@ class ClusteringAlgorithm:
         return getattr(importlib.import_module(module), attr)
 
 
-def _coreset_size(n: int) -> int:
-    # The paper's experiments sample a few percent of n; 10 % (≥ 200) keeps the noise moderate.
-    return int(min(n, max(200, n // 10)))
+def _algorithm(e: Entry, v: Variant) -> ClusteringAlgorithm:
+    def params(k, eps, delta, r, n) -> Params:
+        return v.params(PublicInputs(k, eps, delta, r, n))
+
+    return ClusteringAlgorithm(v.label, None if e.guarantee == "none" else e.key, e.target,
+                               params, v.description)
 
 
-def _sklearn_kmeans_params(k, eps, delta, radius, n) -> Params:
-    return {"n_clusters": k, "n_init": 3}
-
-
-_ALGORITHMS: list[ClusteringAlgorithm] = [
-    ClusteringAlgorithm(
-        "DP k-means (recommended)", "dpkmeans", "dpcore.estimators.dpkmeans:DPKMeans",
-        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "radius": r, "n": n},
-        "DP-Lloyd with iterations and count/sum split chosen from ε, n, d and k "
-        "(docs/dp_kmeans.md); beats the paper's fixed T = 10 at equal budget",
-    ),
-    ClusteringAlgorithm(
-        "DP-Lloyd", "dplloyd", "dpcore.mechanisms.lloyd.estimator:DPLloyd",
-        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "radius": r, "n_iter": 10},
-        "weighted DP-Lloyd on all points, T = 10 (paper 000, Alg. 2)",
-    ),
-    ClusteringAlgorithm(
-        "DP-Lloyd + coreset sampling", "dplloyd", "dpcore.mechanisms.lloyd.estimator:DPLloyd",
-        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "radius": r, "n_iter": 10,
-                                     "sampler": "coreset", "sample_size": _coreset_size(n)},
-        "DP-Lloyd on a Poisson coreset sample of ~10 % (paper 000, Sec. 4)",
-    ),
-    ClusteringAlgorithm(
-        "DP-Lloyd + privacy-constrained sampling", "dplloyd", "dpcore.mechanisms.lloyd:DPLloyd",
-        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "radius": r, "n_iter": 10,
-                                     "sampler": "privacy"},
-        "DP-Lloyd on q = 1/w from Alg. 1, 'sampling for free' noise (paper 000, Thm 10)",
-    ),
-    ClusteringAlgorithm(
-        "Max-cover k-means", "maxcover_kmeans", "dpcore.mechanisms.maxcover:MaxCoverKMeans",
-        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "delta": delta,
-                                     "radius": r, "n_public": n},
-        "exponential-mechanism max cover on grids (paper 003) on 0.2 ε, then budget-aware "
-        "DP-Lloyd from its partition",
-    ),
-    ClusteringAlgorithm(
-        "FriendlyCore k-means", "friendlycore_kmeans",
-        "dpcore.mechanisms.friendlycore:FriendlyCoreKMeans",
-        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "delta": delta,
-                                     "radius": r, "t": int(max(2, n // (2 * k))),
-                                     "fallback": "dplloyd"},
-        "FC_Clustering with a DP-Lloyd fallback (paper 002, Sec. 5.2.5)",
-    ),
-    ClusteringAlgorithm(
-        "LSH clustering (Google CK21)", "lsh_clustering",
-        "dpcore.mechanisms.baselines.lsh_clustering:LSHClustering",
-        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "delta": delta,
-                                     "radius": r},
-        "private LSH prefix tree + k-means++ on its coreset (FriendlyCore's baseline, paper 002)",
-    ),
-    ClusteringAlgorithm(
-        "Balcan et al. 2017 (paper 003's baseline)", "balcan17_kmeans",
-        "dpcore.mechanisms.baselines.balcan17:Balcan17KMeans",
-        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps, "delta": delta,
-                                     "radius": r, "n_public": n},
-        "private grid partitions + private local search + NoisyAVG and one DP Lloyd round "
-        "(Balcan et al. ICML 2017, the max-cover paper's baseline)",
-    ),
-    ClusteringAlgorithm(
-        "diffprivlib KMeans (reference)", "diffprivlib_kmeans", "diffprivlib.models:KMeans",
-        lambda k, eps, delta, r, n: {"n_clusters": k, "epsilon": eps},
-        "IBM diffprivlib's DP k-means (optional extra)",
-    ),
-    ClusteringAlgorithm(
-        "k-means (non-private)", None, "sklearn.cluster:KMeans", _sklearn_kmeans_params,
-        "scikit-learn Lloyd / k-means++: the non-private reference",
-    ),
-]
+#: Every clustering variant of the registry (DP ones in table order, then the reference).
+_ALGORITHMS: list[ClusteringAlgorithm] = [_algorithm(e, v) for e, v in variants("clustering")]
 
 
 def _importable(alg: ClusteringAlgorithm) -> str | None:

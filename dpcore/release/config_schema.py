@@ -22,6 +22,7 @@ import numpy as np
 
 import dpcore
 from dpcore.data import limits
+from dpcore.release.registry import MECHANISMS, UNAVAILABLE
 
 __all__ = [
     "MAX_CONFIG_BYTES",
@@ -202,8 +203,6 @@ def validate_config(d: Any) -> dict:
             UserWarning,
             stacklevel=2,
         )
-
-    from dpcore.release.runconfig import MECHANISMS, UNAVAILABLE
 
     mechanism = d["mechanism"]
     if not isinstance(mechanism, str) or (

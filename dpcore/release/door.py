@@ -46,14 +46,14 @@ import numpy as np
 from dpcore.core.errors import ReleaseRefused
 from dpcore.privacy.guarantees import Guarantee, PrivacyLeakWarning, PureDP, compose
 from dpcore.privacy.noise import defended_noise
+from dpcore.release.config_schema import jsonable as _jsonable
+from dpcore.release.registry import get_mechanism
+from dpcore.release.runconfig import _resolve_params
 
 __all__ = ["FAILED", "Release", "ReleaseDoor", "ReleaseRefused"]
 
 #: The one message of a failed release (it must not depend on the data).
 FAILED = "The mechanism released ⊥ (no output). Its budget is spent: ⊥ is itself an output."
-
-#: k-means mechanisms whose ``bounds=(lo, hi)`` the door fills from the declared per-column box.
-BOX_AWARE = frozenset({"dplloyd", "dpkmeans"})
 
 #: Size of the public synthetic proxy used for previews and dry runs above it (rows).
 PROXY_ROWS = 2000
@@ -191,8 +191,6 @@ class ReleaseDoor:
     # ---- planning (public inputs only) -------------------------------------------------------
 
     def _plan(self, mechanism: str, params: Mapping[str, Any], label: str | None) -> _Plan:
-        from dpcore.release.runconfig import _jsonable, _resolve_params, get_mechanism
-
         try:
             mech = get_mechanism(mechanism)
             p = dict(_jsonable(dict(params), "params"))
@@ -202,20 +200,24 @@ class ReleaseDoor:
             if bad in p:
                 raise ReleaseRefused(f"params.{bad}: a release draws its randomness from the "
                                      "operating system; a seed cannot be given")
-        if self.radius is None and mech.fill_radius:
+        if self.radius is None and mech.needs_radius:
             raise ReleaseRefused("the public description declares no radius (or bounds); a "
                                  "release needs one")
         n = self.n
         if n is None:
             raise ReleaseRefused("n is neither declared nor estimated: estimate it privately "
                                  "first (it is charged to the ledger)")
-        accepted = mech.parameters()
-        if "n_public" in accepted and p.get("n_public") is None:
-            p["n_public"] = n
         box = self.description.box()
-        if mech.name in BOX_AWARE and box is not None and p.get("bounds") is None:
-            # the declared per-column bounds are tighter than their enclosing ball (issue 15)
-            p["bounds"] = [box[0].tolist(), box[1].tolist()]
+        # The registry row says which parameters take which public input (n, the box; the
+        # radius is filled below): the door supplies the declared values, never the data's.
+        for param, source in mech.public_inputs().items():
+            if p.get(param) is not None:
+                continue
+            if source == "n":
+                p[param] = n
+            elif source == "bounds" and box is not None:
+                # the declared per-column bounds are tighter than their enclosing ball
+                p[param] = [box[0].tolist(), box[1].tolist()]
         try:
             p = _resolve_params(mech, p, {"radius": self.radius})
         except ValueError as exc:
@@ -283,8 +285,6 @@ class ReleaseDoor:
 
     def _compute(self, plan: _Plan) -> dict[str, Any] | None:
         """Run on the private rows; ⊥ (None) on any failure, with nothing of it kept."""
-        from dpcore.release.runconfig import get_mechanism
-
         mech = get_mechanism(plan.mechanism)
         try:
             with warnings.catch_warnings():

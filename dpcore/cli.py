@@ -406,10 +406,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def app_path() -> Path:
-    """``app.py`` of the checkout this package is installed from (editable install)."""
-    from dpcore.data.datasets import REPO_ROOT
+    """``app.py`` of the checkout dpcore runs from, else the one the installed wheel carries."""
+    from dpcore.data.datasets import resource_root
 
-    return REPO_ROOT / "app.py"
+    return resource_root() / "app.py"
 
 
 #: Addresses that serve this machine only (the dashboard's default: 127.0.0.1).
@@ -442,8 +442,8 @@ def _serve(cmd: list[str], cwd: Path, env: dict[str, str]) -> int:
 def cmd_app(args: argparse.Namespace) -> int:
     app = app_path()
     if not app.is_file():
-        raise CLIError(f"the dashboard needs the source checkout: {app} not found "
-                       "(install dpcore editable from the repository: pip install -e .)")
+        raise CLIError(f"the dashboard is missing: {app} not found (reinstall dpcore, or run it "
+                       "from the source checkout)")
     cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
            "--server.address", args.host,
            "--server.headless", "true", "--browser.gatherUsageStats", "false"]

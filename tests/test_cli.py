@@ -206,6 +206,14 @@ def test_app_replaces_itself_with_the_server(monkeypatch, tmp_path, capsys):
     assert argv[1:5] == ["-m", "streamlit", "run", str(app)] and "PATH" in env
 
 
+def test_app_path_prefers_the_checkout_then_the_installed_bundle(monkeypatch, tmp_path):
+    from dpcore.data import datasets
+
+    assert cli.app_path() == datasets.REPO_ROOT / "app.py"  # run from the checkout
+    monkeypatch.setattr(datasets, "REPO_ROOT", tmp_path)  # installed: site-packages, no app.py
+    assert cli.app_path() == datasets.BUNDLE_DIR / "app.py"
+
+
 def test_list_shows_available_and_unavailable(monkeypatch, capsys):
     monkeypatch.setitem(rc.UNAVAILABLE, "ghost", "dpcore.ghost cannot be imported (boom)")
     code, out, _ = run(["list"], capsys)

@@ -2,53 +2,72 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Two stamps: the app needs only dpcore and its runtime dependencies; the test tools (pytest,
+# playwright, hypothesis, dask, ruff, …) come with the first target that needs them.
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 PORT ?= 8501
+# 127.0.0.1 serves this machine only; HOST=0.0.0.0 serves every network interface.
+HOST ?= 127.0.0.1
+PROBE_HOST := $(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(HOST))
+URL_HOST := $(if $(filter 127.0.0.1 0.0.0.0 ::,$(HOST)),localhost,$(HOST))
 
 .PHONY: app test test-quick acceptance lint bench reproduce reproduce-quick clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	@echo "[1/3] creating the virtual environment in $(VENV) …"
 	@$(PY) -m venv $(VENV)
 	@echo "[2/3] upgrading pip …"
 	@$(BIN)/python -m pip install --quiet --upgrade pip
 	@echo "[3/3] installing dpcore and its dependencies (numpy, scipy, scikit-learn, streamlit,"
-	@echo "      plotly, dask, test tools; a few minutes on a fresh machine, progress below) …"
-	@$(BIN)/python -m pip install --progress-bar on -e ".[test]" 2>&1 | \
+	@echo "      plotly, …; a few minutes on a fresh machine, progress below) …"
+	@$(BIN)/python -m pip install --progress-bar on -e . 2>&1 | \
 		grep --line-buffered -E "^(Collecting|Installing|Successfully|ERROR)" || \
-		{ echo "installation failed: run '$(BIN)/python -m pip install -e .[test]' to see why"; \
+		{ echo "installation failed: run '$(BIN)/python -m pip install -e .' to see why"; \
 		  exit 1; }
 	@$(BIN)/python -c "import dpcore, streamlit" || { echo "installation incomplete"; exit 1; }
 	@touch $(STAMP)
 	@echo "environment ready."
 
+$(TEST_STAMP): $(STAMP)
+	@echo "installing the test tools (pytest, hypothesis, playwright, dask, ruff, …) …"
+	@$(BIN)/python -m pip install --progress-bar on -e ".[test]" 2>&1 | \
+		grep --line-buffered -E "^(Collecting|Installing|Successfully|ERROR)" || \
+		{ echo "installation failed: run '$(BIN)/python -m pip install -e .[test]' to see why"; \
+		  exit 1; }
+	@$(BIN)/python -c "import pytest, xdist, hypothesis" || { echo "installation incomplete"; \
+		exit 1; }
+	@touch $(TEST_STAMP)
+	@echo "test tools ready."
+
 ## Start the dashboard on the bundled sample data and print its URL once it answers.
+## It serves this machine only (HOST=127.0.0.1); `make app HOST=0.0.0.0` serves the network.
 app: $(STAMP)
-	@echo "starting the dpcore dashboard on port $(PORT) …"
+	@echo "starting the dpcore dashboard on $(HOST), port $(PORT) …"
 	@( for i in $$(seq 1 120); do \
 		if $(BIN)/python -c "import urllib.request as u; \
-			u.urlopen('http://localhost:$(PORT)/_stcore/health', timeout=1)" 2>/dev/null; then \
-			echo ""; echo "  dpcore dashboard ready: http://localhost:$(PORT)"; echo ""; exit 0; fi; \
+			u.urlopen('http://$(PROBE_HOST):$(PORT)/_stcore/health', timeout=1)" 2>/dev/null; then \
+			echo ""; echo "  dpcore dashboard ready: http://$(URL_HOST):$(PORT)"; echo ""; exit 0; fi; \
 		sleep 1; done; echo "the dashboard did not answer within 2 minutes" ) &
-	$(BIN)/python -m streamlit run app.py --server.port $(PORT) --server.headless true \
-		--browser.gatherUsageStats false
+	$(BIN)/python -m dpcore app --host $(HOST) --port $(PORT)
 
 ## The whole test suite (unit, statistical, audits, reproduction, AppTest, real browser).
-test: $(STAMP)
+test: $(TEST_STAMP)
+	@echo "running the whole test suite: about 8 minutes on 2 idle cores (longer when busy) …"
 	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=20
 
 ## Long acceptance sweeps (e.g. 1,000 seeded max-cover fits per data set: ~36 min on 2 cores).
-acceptance: $(STAMP)
+acceptance: $(TEST_STAMP)
 	DPCORE_ACCEPTANCE=1 $(BIN)/python -m pytest -n 2 -m acceptance
 
 ## Quick subset while working: no slow, data or browser tests.
-test-quick: $(STAMP)
+test-quick: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -m "not slow and not e2e and not data"
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check dpcore pages app.py tests benchmarks
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	for f in benchmarks/bench_*.py; do \
 		case $$f in *bench_scale.py) args="--rows 1000000";; *) args="";; esac; \
 		$(BIN)/python $$f $$args || exit 1; done

@@ -9,7 +9,7 @@
         --sample-size 50000 --n-rows 10000000 --stat-epsilon 0.3 --dask tcp://host:8786
     dpcore sample parts/ --radius 10 --sample-size 50000 --out sample.parquet   # Dask
     dpcore reproduce importance --quick           # or: dpcore reproduce all
-    dpcore app --port 8501                        # the Streamlit dashboard
+    dpcore app --port 8501                        # the Streamlit dashboard (--host 127.0.0.1)
     dpcore app --private data.csv --schema schema.json --budget 2,1e-6   # curator deployment
     dpcore run dplloyd data.csv --schema schema.json --budget 2,1e-6 -k 5 --epsilon 0.5
     dpcore ledger show|export|reset [--ledger-dir D] [--key KEY]        # the lasting ledger
@@ -404,18 +404,46 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def app_path() -> Path:
-    """``app.py`` of the checkout this package is installed from (editable install)."""
-    from dpcore.data.datasets import REPO_ROOT
+    """``app.py`` of the checkout dpcore runs from, else the one the installed wheel carries."""
+    from dpcore.data.datasets import resource_root
 
-    return REPO_ROOT / "app.py"
+    return resource_root() / "app.py"
+
+
+#: Addresses that serve this machine only (the dashboard's default: 127.0.0.1).
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def _app_url(host: str, port: int) -> str:
+    shown = "localhost" if host in LOCAL_HOSTS or host in ("0.0.0.0", "::", "") else host
+    return f"http://{f'[{shown}]' if ':' in shown else shown}:{port}"
+
+
+def _serve(cmd: list[str], cwd: Path, env: dict[str, str]) -> int:
+    """Run the server in place of this process (POSIX ``exec``).
+
+    Then ``kill`` (SIGTERM) or Ctrl-C (SIGINT) on ``dpcore app`` reaches Streamlit itself, which
+    shuts down; a child would keep serving the loaded (possibly private) table after its parent
+    was gone. Without ``exec`` (Windows) the server runs as a child waited for.
+    """
+    if os.name == "posix":
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.chdir(cwd)
+        os.execve(cmd[0], cmd, env)  # returns only by raising OSError
+    try:
+        return subprocess.call(cmd, cwd=cwd, env=env)
+    except KeyboardInterrupt:
+        return 0
 
 
 def cmd_app(args: argparse.Namespace) -> int:
     app = app_path()
     if not app.is_file():
-        raise CLIError(f"the dashboard needs the source checkout: {app} not found "
-                       "(install dpcore editable from the repository: pip install -e .)")
+        raise CLIError(f"the dashboard is missing: {app} not found (reinstall dpcore, or run it "
+                       "from the source checkout)")
     cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
+           "--server.address", args.host,
            "--server.headless", "true", "--browser.gatherUsageStats", "false"]
     env = dict(os.environ)
     if args.private or args.schema or args.budget:
@@ -424,14 +452,15 @@ def cmd_app(args: argparse.Namespace) -> int:
         env |= curator_env(args.private, args.schema, args.budget, args.ledger_dir)
         _progress(args, "curator deployment: locked in release mode on "
                         f"{Path(args.private).name} (budget {args.budget})")
-    print(f"dpcore dashboard: http://localhost:{args.port}", file=sys.stderr, flush=True)
+    print(f"dpcore dashboard: {_app_url(args.host, args.port)}", file=sys.stderr, flush=True)
+    if args.host not in LOCAL_HOSTS:
+        print(f"dpcore: warning: serving on {args.host}: other machines on the network can "
+              "reach the dashboard (the default, 127.0.0.1, serves this machine only)",
+              file=sys.stderr, flush=True)
     if args.dry_run:
         print(" ".join(cmd))
         return 0
-    try:
-        return subprocess.call(cmd, cwd=app.parent, env=env)
-    except KeyboardInterrupt:
-        return 0
+    return _serve(cmd, app.parent, env)
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:
@@ -599,6 +628,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     app = sub.add_parser("app", parents=[quiet], help="start the dashboard")
     app.add_argument("--port", type=int, default=8501)
+    app.add_argument("--host", default="127.0.0.1",
+                     help="address to serve on (default 127.0.0.1: this machine only; "
+                          "0.0.0.0: every network interface)")
     app.add_argument("--dry-run", action="store_true", help="print the command only")
     cur = app.add_argument_group("curator deployment (locked in release mode)")
     cur.add_argument("--private", metavar="DATA", help="the private table (CSV, Parquet, …)")

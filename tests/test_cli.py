@@ -171,6 +171,49 @@ def test_app_locates_the_dashboard(monkeypatch, tmp_path, capsys):
     assert "--server.port 8600" in out
 
 
+def test_app_serves_this_machine_only_by_default(monkeypatch, tmp_path, capsys):
+    """127.0.0.1 unless --host says otherwise, which is then said out loud (issue 27.1)."""
+    app = tmp_path / "app.py"
+    app.write_text("")
+    monkeypatch.setattr(cli, "app_path", lambda: app)
+    code, out, err = run(["app", "--dry-run"], capsys)
+    assert code == 0 and " --server.address 127.0.0.1 " in f" {out.strip()} "
+    assert "warning" not in err
+    code, out, err = run(["app", "--host", "0.0.0.0", "--port", "8600", "--dry-run"], capsys)
+    assert code == 0 and " --server.address 0.0.0.0 " in f" {out.strip()} "
+    assert "http://localhost:8600" in err and "other machines on the network" in err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX exec (Windows waits for a child)")
+def test_app_replaces_itself_with_the_server(monkeypatch, tmp_path, capsys):
+    """On POSIX `dpcore app` execs Streamlit (a signal to it reaches the server), in app.py's
+    folder (its .streamlit/config.toml) with the curator environment."""
+    app = tmp_path / "app.py"
+    app.write_text("")
+    monkeypatch.setattr(cli, "app_path", lambda: app)
+    calls = []
+    monkeypatch.setattr(cli.os, "chdir", lambda path: calls.append(("chdir", path)))
+
+    def execve(path, argv, env):
+        calls.append(("execve", path, argv, env))
+        raise OSError("exec stopped by the test")
+
+    monkeypatch.setattr(cli.os, "execve", execve)
+    code, _, err = run(["app", "--port", "8600"], capsys)
+    assert code == 2 and "exec stopped by the test" in err
+    (_, cwd), (_, path, argv, env) = calls
+    assert cwd == tmp_path and path == sys.executable and argv[0] == sys.executable
+    assert argv[1:5] == ["-m", "streamlit", "run", str(app)] and "PATH" in env
+
+
+def test_app_path_prefers_the_checkout_then_the_installed_bundle(monkeypatch, tmp_path):
+    from dpcore.data import datasets
+
+    assert cli.app_path() == datasets.REPO_ROOT / "app.py"  # run from the checkout
+    monkeypatch.setattr(datasets, "REPO_ROOT", tmp_path)  # installed: site-packages, no app.py
+    assert cli.app_path() == datasets.BUNDLE_DIR / "app.py"
+
+
 def test_list_shows_available_and_unavailable(monkeypatch, capsys):
     monkeypatch.setitem(rc.UNAVAILABLE, "ghost", "dpcore.ghost cannot be imported (boom)")
     code, out, _ = run(["list"], capsys)
@@ -265,31 +308,35 @@ def test_dask_bad_input(argv, message, parquet_dir, tmp_path, capsys, monkeypatc
 
 
 @pytest.mark.slow
-def test_app_command_serves_the_dashboard(tmp_path):
-    """`dpcore app` really starts Streamlit on the port (health endpoint answers)."""
+def test_app_command_serves_locally_and_stops_on_sigterm(tmp_path):
+    """`dpcore app` really starts Streamlit on the port (health endpoint answers), on 127.0.0.1
+    only, and `kill PID` (SIGTERM to the dpcore process alone) stops the server: the port stops
+    answering and no process it started remains (issues 27.1 and 27.4)."""
     import os
-    import signal
-    import socket
-    import time
-    import urllib.request
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    from server_helpers import (
+        answers,
+        free_port,
+        gone,
+        kill_group,
+        listening_addresses,
+        process_tree,
+        sigterm_and_wait,
+        wait_healthy,
+    )
+
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=str(Path(cli.__file__).resolve().parents[1]))  # this dpcore
     proc = subprocess.Popen([sys.executable, "-m", "dpcore", "app", "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            cwd=tmp_path, start_new_session=True)
+                            cwd=tmp_path, env=env, start_new_session=True)
     try:
-        deadline, body = time.monotonic() + 60, b""
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health",
-                                            timeout=2) as resp:
-                    body = resp.read()
-                    break
-            except OSError:
-                time.sleep(0.5)
+        body = wait_healthy(proc, port, timeout=60)
         assert body == b"ok", f"no dashboard on port {port} (exit code {proc.poll()})"
+        assert listening_addresses(proc.pid, port) == {"127.0.0.1"}
+        tree = process_tree(proc.pid)
+        sigterm_and_wait(proc, tree)
+        assert not answers(port)
+        assert [p.pid for p in tree if not gone(p)] == []
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)  # the group of the process started here
-        proc.wait(timeout=30)
+        kill_group(proc)

@@ -1,6 +1,9 @@
+import shutil
+
 import numpy as np
 import pytest
 
+from dpcore.data import datasets
 from dpcore.data.datasets import SAMPLE_DATASETS, data_dir, gaussian_mixture, load_sample
 from dpcore.data.tables import to_matrix
 
@@ -21,6 +24,24 @@ def test_cities_keep_namibia():
 def test_unknown_sample():
     with pytest.raises(ValueError, match="unknown sample data set 'x'"):
         load_sample("x")
+
+
+def test_samples_come_from_the_checkout_else_the_installed_bundle(monkeypatch, tmp_path):
+    """Run from the checkout: its top-level sample_data/. Installed from the wheel (REPO_ROOT is
+    then site-packages): dpcore/_bundle/sample_data/, which setup.py's build step fills."""
+    assert datasets.resource_root() == datasets.REPO_ROOT
+    assert datasets.SAMPLE_DIR == datasets.REPO_ROOT / "sample_data"
+    checkout_cities = datasets.REPO_ROOT / "sample_data" / SAMPLE_DATASETS["cities"].filename
+    site_packages, bundle = tmp_path / "site-packages", tmp_path / "site-packages/dpcore/_bundle"
+    (bundle / "sample_data").mkdir(parents=True)
+    (site_packages / "app.py").write_text("")  # a stray top-level app.py is no checkout
+    monkeypatch.setattr(datasets, "REPO_ROOT", site_packages)
+    monkeypatch.setattr(datasets, "BUNDLE_DIR", bundle)
+    assert datasets.resource_root() == bundle
+    with pytest.raises(FileNotFoundError):
+        load_sample("cities")
+    shutil.copy(checkout_cities, bundle / "sample_data")
+    assert len(load_sample("cities")) > 20_000
 
 
 def test_data_dir_setting(monkeypatch, tmp_path):

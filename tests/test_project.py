@@ -40,8 +40,20 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert "make test    #" in readme and "make app     #" in readme
     assert re.search(r"^make test$", ci, flags=re.MULTILINE)
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert re.search(r"^test: \$\(STAMP\)$", makefile, flags=re.MULTILINE)
+    assert re.search(r"^test: \$\(TEST_STAMP\)$", makefile, flags=re.MULTILINE)
     assert re.search(r"^app: \$\(STAMP\)$", makefile, flags=re.MULTILINE)
+
+
+def test_make_app_installs_only_the_runtime():
+    """`make app` installs `.` (no test tools); `make test` adds `.[test]` on top (issue 27.5)."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipes = dict(re.findall(r"^(\$\((?:TEST_)?STAMP\)):.*\n((?:\t.*\n)+)", makefile,
+                              flags=re.MULTILINE))
+    assert re.search(r"pip install .*-e \. ", recipes["$(STAMP)"])
+    assert "[test]" not in recipes["$(STAMP)"]
+    assert 'pip install --progress-bar on -e ".[test]"' in recipes["$(TEST_STAMP)"]
+    assert re.search(r"^\$\(TEST_STAMP\): \$\(STAMP\)$", makefile, flags=re.MULTILINE)
+    assert re.search(r"^HOST \?= 127\.0\.0\.1$", makefile, flags=re.MULTILINE)
 
 
 def test_no_absolute_machine_paths_in_sources():

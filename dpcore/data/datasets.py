@@ -1,7 +1,9 @@
 """Bundled sample data, the location of the large data sets, and synthetic generators.
 
 * ``sample_data/`` (shipped): GeoNames cities (lat/long) and USGS earthquakes, the dashboard's
-  default data; see ``sample_data/README.md`` for provenance and licences.
+  default data; see ``sample_data/README.md`` for provenance and licences. It lives at the top
+  of the source checkout beside ``app.py``, ``pages/`` and ``.streamlit/``; a built wheel carries
+  all four in ``dpcore/_bundle/`` (``setup.py``), and :func:`resource_root` finds them.
 * Large real data (Covertype, MNIST) live outside the repository; :func:`data_dir` is the one
   setting that finds them: ``$DPCORE_DATA_DIR``, by default ``../shared/data`` next to the
   checkout.
@@ -19,11 +21,35 @@ import pandas as pd
 from dpcore.core.rng import RNGLike, as_generator
 from dpcore.data.geometry import clip_to_ball
 
-__all__ = ["SAMPLE_DATASETS", "SampleDataset", "data_dir", "gaussian_mixture", "load_sample",
-           "synthetic_proxy"]
+__all__ = [
+    "SAMPLE_DATASETS",
+    "SampleDataset",
+    "data_dir",
+    "gaussian_mixture",
+    "load_sample",
+    "resource_root",
+    "synthetic_proxy",
+]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SAMPLE_DIR = REPO_ROOT / "sample_data"
+#: Where an installed wheel holds app.py, pages/, .streamlit/ and sample_data/ (copied there by
+#: setup.py's build step; never committed: a checkout has them at its top, in REPO_ROOT).
+BUNDLE_DIR = Path(__file__).resolve().parents[1] / "_bundle"
+
+
+def resource_root() -> Path:
+    """Folder holding ``app.py``, ``pages/``, ``.streamlit/`` and ``sample_data/``.
+
+    The source checkout when dpcore is imported from one (run from it, or installed editable),
+    else the installed package's bundle. Installed, REPO_ROOT is site-packages, which has no
+    ``pyproject.toml`` beside an ``app.py`` and a ``sample_data/``.
+    """
+    if all((REPO_ROOT / name).exists() for name in ("pyproject.toml", "app.py", "sample_data")):
+        return REPO_ROOT
+    return BUNDLE_DIR
+
+
+SAMPLE_DIR = resource_root() / "sample_data"
 
 
 def data_dir() -> Path:
@@ -78,7 +104,8 @@ def load_sample(name: str) -> pd.DataFrame:
             f"unknown sample data set {name!r}; choose one of {', '.join(SAMPLE_DATASETS)}"
         ) from None
     # keep_default_na=False: GeoNames writes Namibia's country code as "NA".
-    return pd.read_csv(SAMPLE_DIR / ds.filename, keep_default_na=False, na_values=[""])
+    path = resource_root() / "sample_data" / ds.filename  # the checkout's, else the installed
+    return pd.read_csv(path, keep_default_na=False, na_values=[""])
 
 
 def gaussian_mixture(

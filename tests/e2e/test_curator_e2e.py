@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 class Curator:
-    """``dpcore app --private`` as the curator runs it (its own process group, so it and the
-    Streamlit child it starts are stopped together)."""
+    """``dpcore app --private`` as the curator runs it (in its own process group: the clean-up
+    stops whatever it started, even if it is broken)."""
 
     def __init__(self, tmp: Path) -> None:
         rng = np.random.default_rng(8)
@@ -52,7 +52,7 @@ class Curator:
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, start_new_session=True,
                                      env=env | {"PYTHONUNBUFFERED": "1"})
-        self.url = f"http://localhost:{port}"
+        self.url = f"http://127.0.0.1:{port}"  # where `dpcore app` listens by default
         deadline = time.monotonic() + 90
         while True:
             if self.proc.poll() is not None:

@@ -66,6 +66,7 @@ test-quick: $(TEST_STAMP)
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check dpcore pages app.py tests benchmarks
+	$(BIN)/lint-imports
 
 bench: $(TEST_STAMP)
 	for f in benchmarks/bench_*.py; do \

@@ -98,6 +98,9 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def install() -> None:
-    """Put the alias finder after the normal finders (real modules always win)."""
+    """Put the alias finder first: an old name must resolve to the one module object of its
+    new home, not be found again through the aliased parent's ``__path__`` and executed a
+    second time under the old name. It answers old names only, none of which is a real module.
+    """
     if not any(isinstance(f, _AliasFinder) for f in sys.meta_path):
-        sys.meta_path.append(_AliasFinder())
+        sys.meta_path.insert(0, _AliasFinder())

@@ -10,9 +10,10 @@
     dpcore sample parts/ --radius 10 --sample-size 50000 --out sample.parquet   # Dask
     dpcore reproduce importance --quick           # or: dpcore reproduce all
     dpcore app --port 8501                        # the Streamlit dashboard (--host 127.0.0.1)
-    dpcore app --private data.csv --schema schema.json --budget 2,1e-6   # curator deployment
+    dpcore app --private data.csv --schema schema.json --budget 2,1e-6 --dataset cities
     dpcore run dplloyd data.csv --schema schema.json --budget 2,1e-6 -k 5 --epsilon 0.5
-    dpcore ledger show|export|reset [--ledger-dir D] [--key KEY]        # the lasting ledger
+    dpcore ledger show|export|reset [--ledger-dir D] [--key KEY | --dataset NAME]
+    dpcore ledger describe|grant|revoke|analysts|history|verify ...     # curator actions
 
 Results (released values and the guarantee) go to ``--out`` as JSON or CSV, a short summary to
 stdout, progress and warnings to stderr. Bad input ends with exit status 2 and a one-line
@@ -211,7 +212,8 @@ def _run_private(args: argparse.Namespace) -> int:
         _check_out(args.out, (".json", ".csv"))
     params = {name: getattr(args, flag) for flag, name in _FLAG_PARAMS.items()
               if getattr(args, flag) is not None} | _parse_params(args.param)
-    door = open_door(args.data, args.schema, args.budget, args.ledger_dir)
+    door = open_door(args.data, args.schema, args.budget, args.ledger_dir,
+                     **_deployment_options(args))
     if door.n is None:
         if args.n_epsilon is None:
             raise CLIError("the schema declares no n: give --n-epsilon to estimate it privately "
@@ -449,9 +451,13 @@ def cmd_app(args: argparse.Namespace) -> int:
     if args.private or args.schema or args.budget:
         from dpcore.release.curator import curator_env
 
-        env |= curator_env(args.private, args.schema, args.budget, args.ledger_dir)
+        opts = _deployment_options(args)
+        opts.pop("analyst_token", None)
+        env |= curator_env(args.private, args.schema, args.budget, args.ledger_dir, **opts)
         _progress(args, "curator deployment: locked in release mode on "
-                        f"{Path(args.private).name} (budget {args.budget})")
+                        f"{Path(args.private).name}, data set "
+                        f"'{env['DPCORE_PRIVATE_DATASET']}' (budget {args.budget}"
+                        f"{'; random DP enabled' if opts['allow_random_dp'] else ''})")
     print(f"dpcore dashboard: {_app_url(args.host, args.port)}", file=sys.stderr, flush=True)
     if args.host not in LOCAL_HOSTS:
         print(f"dpcore: warning: serving on {args.host}: other machines on the network can "
@@ -464,9 +470,14 @@ def cmd_app(args: argparse.Namespace) -> int:
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:
-    """Curator actions on the lasting ledger: show, export (JSON), reset."""
-    from dpcore.privacy.ledger import LastingLedger, list_ledgers
+    """Curator actions on the lasting ledger: show, export (JSON), reset (and the named data
+    set and analyst actions of :func:`ledger_curator_action`)."""
+    from dpcore.privacy.ledger import LastingLedger, list_ledgers, named_key
 
+    if args.action in LEDGER_CURATOR_ACTIONS:
+        return ledger_curator_action(args)
+    if args.dataset:
+        args.key = named_key(args.dataset)
     books = list_ledgers(args.ledger_dir)
     if args.key:
         books = [b for b in books if b["key"] == args.key]
@@ -477,7 +488,10 @@ def cmd_ledger(args: argparse.Namespace) -> int:
             print("no ledger yet")
         for b in books:
             print(f"{b['key']}  {b['name'] or '(unnamed)'}: {b['entries']} release(s); budget "
-                  f"{b['budget']}; spent {b['total']}; remaining {b['remaining']}")
+                  f"{b['budget']}; spent {b['spent']} ({b['refuses_by']}; basic {b['basic']}"
+                  f"{'' if b['tight'] is None else '; tight ' + b['tight']}); remaining "
+                  f"{b['remaining']}"
+                  f"{'' if b['random'] is None else '; random DP account ' + b['random']}")
         return 0
     if args.action == "export":
         docs = []
@@ -498,6 +512,116 @@ def cmd_ledger(args: argparse.Namespace) -> int:
         raise CLIError("reset forgets the record, not the releases: confirm with --yes")
     n = LastingLedger(args.key, directory=args.ledger_dir).reset()
     _progress(args, f"reset {args.key}: {n} entr{'y' if n == 1 else 'ies'} removed")
+    return 0
+
+
+# ---- named data sets, analysts and integrity: the curator's ledger actions (issue 22) ------------
+
+LEDGER_CURATOR_ACTIONS = ("describe", "grant", "revoke", "analysts", "history", "verify")
+
+
+def _deployment_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``--dataset``, ``--random-dp`` and the analyst token of ``dpcore run``/``dpcore app``."""
+    return {"dataset": getattr(args, "dataset", None),
+            "allow_random_dp": bool(getattr(args, "random_dp", False)),
+            "analyst_token": getattr(args, "token", None) or os.environ.get(
+                "DPCORE_ANALYST_TOKEN") or None}
+
+
+def _add_deployment_flags(group, *, token: bool) -> None:
+    group.add_argument("--dataset", metavar="NAME",
+                       help="the data set's name: its budget belongs to the name, not to the "
+                            "file's bytes (default: the file name without extension)")
+    group.add_argument("--random-dp", action="store_true",
+                       help="allow random-DP releases (the sensitivity sampler; needs a budget "
+                            "with γ). Random DP bounds nothing in the worst case")
+    if token:
+        group.add_argument("--token", help="a named analyst's token (`dpcore ledger grant`; "
+                                           "or $DPCORE_ANALYST_TOKEN)")
+
+
+def _add_ledger_flags(led) -> None:
+    led.add_argument("name", nargs="?", help="describe: the data set; grant/revoke: the analyst")
+    led.add_argument("--dataset", metavar="NAME", help="a named data set (instead of --key)")
+    led.add_argument("--schema", metavar="SCHEMA.json", help="describe: the new description")
+    led.add_argument("--epsilon", type=float, help="grant: the analyst's ε")
+    led.add_argument("--delta", type=float,
+                     help="grant: the analyst's δ (default: the budget's δ in proportion)")
+    led.add_argument("--rho", type=float, help="grant: the analyst's ρ (zCDP budgets)")
+    led.add_argument("--adopt", action="store_true",
+                     help="verify: accept the ledger file as it is now (after a restore)")
+
+
+def ledger_curator_action(args: argparse.Namespace) -> int:
+    """``dpcore ledger describe NAME --schema S``: record a new public description;
+    ``grant ANALYST --dataset NAME --epsilon E``: print a token for a share of the budget;
+    ``revoke ANALYST --dataset NAME``; ``analysts --dataset NAME``: shares and spends;
+    ``history --dataset NAME``: every event; ``verify [--adopt]``: check the file's integrity
+    chain (``--adopt``: accept the file as it is, e.g. after restoring a backup)."""
+    from dpcore.privacy import ledger as lg
+    from dpcore.privacy.guarantees import ZCDP, ApproxDP, PureDP
+
+    if args.action == "verify":
+        if args.adopt:
+            found = lg.adopt(args.ledger_dir)
+            print(f"adopted: {found['rows']} log row(s); a new chain head was written")
+            return 0
+        books = lg.list_ledgers(args.ledger_dir)  # reads every data set through the chain
+        print(f"ledger OK: {len(books)} data set(s), chain and head file agree")
+        return 0
+    dataset = args.dataset or (args.name if args.action == "describe" else None)
+    if not dataset and not args.key:
+        raise CLIError(f"ledger {args.action} needs --dataset NAME (or --key KEY)")
+    key = lg.named_key(dataset) if dataset else args.key
+    led = lg.LastingLedger(key, directory=args.ledger_dir)
+    if args.action == "describe":
+        if not args.schema:
+            raise CLIError("ledger describe needs --schema SCHEMA.json")
+        from dpcore.release.schema import PublicDescription
+
+        desc = PublicDescription.from_json(Path(args.schema).expanduser().read_text())
+        changed = led.describe(desc)
+        print(f"data set '{dataset}': description {'recorded' if changed else 'unchanged'} "
+              "(the budget stays)")
+        return 0
+    if args.action == "history":
+        for ev in led.history():
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ev["time"]))
+            who = f" [{ev['analyst']}]" if ev["analyst"] else ""
+            print(f"{ev['id']:>5}  {when}Z  {ev['kind']:<8} {ev['label']}{who}")
+        return 0
+    if args.action == "analysts":
+        rows = led.analysts()
+        if not rows:
+            print("no named analysts: every release spends from the whole budget")
+        for r in rows:
+            print(f"{r['analyst']}: share {r['allocation']}; {r['releases']} release(s); "
+                  f"spent {r['spent']}; remaining {r['remaining']}")
+        return 0
+    if not args.name:
+        raise CLIError(f"ledger {args.action} needs the analyst's NAME")
+    if args.action == "revoke":
+        led.revoke(args.name)
+        print(f"analyst '{args.name}': token revoked (their releases stay spent)")
+        return 0
+    # grant
+    budget = led.snapshot().dp_budget
+    if isinstance(budget, ZCDP):
+        if args.rho is None:
+            raise CLIError("this data set's budget is zCDP: grant needs --rho")
+        allocation = ZCDP(args.rho)
+    elif args.epsilon is None:
+        raise CLIError("grant needs --epsilon (and --delta for an (ε, δ) budget)")
+    elif isinstance(budget, ApproxDP):
+        delta = (args.delta if args.delta is not None
+                 else budget.delta * min(args.epsilon / budget.epsilon, 1.0))
+        allocation = ApproxDP(args.epsilon, delta)
+    else:
+        allocation = PureDP(args.epsilon)
+    token = led.grant(args.name, allocation)
+    _progress(args, f"analyst '{args.name}' may spend {allocation} of data set "
+                    f"'{led.display_name()}'; give them this token (shown once):")
+    print(token)
     return 0
 
 
@@ -595,6 +719,7 @@ def build_parser() -> argparse.ArgumentParser:
                       "$DPCORE_LEDGER_DIR or ~/.local/share/dpcore/ledger)")
     priv.add_argument("--n-epsilon", type=float,
                       help="estimate an undeclared n privately with this ε (charged once)")
+    _add_deployment_flags(priv, token=True)
     run.set_defaults(func=cmd_run)
 
     lst = sub.add_parser("list", parents=[quiet], help="list the mechanisms and their parameters")
@@ -638,15 +763,17 @@ def build_parser() -> argparse.ArgumentParser:
     cur.add_argument("--budget", metavar="EPS[,DELTA[,GAMMA]]", help="its total budget")
     cur.add_argument("--ledger-dir", help="lasting ledger directory (default "
                      "$DPCORE_LEDGER_DIR or ~/.local/share/dpcore/ledger)")
+    _add_deployment_flags(cur, token=False)
     app.set_defaults(func=cmd_app)
 
     led = sub.add_parser("ledger", parents=[quiet], help="the lasting privacy ledger (curator)")
-    led.add_argument("action", choices=["show", "export", "reset"])
+    led.add_argument("action", choices=["show", "export", "reset", *LEDGER_CURATOR_ACTIONS])
     led.add_argument("--ledger-dir", help="ledger directory (default $DPCORE_LEDGER_DIR or "
                      "~/.local/share/dpcore/ledger)")
     led.add_argument("--key", help="one data set (its key, from `dpcore ledger show`)")
     led.add_argument("--out", help="export: write JSON to this file")
     led.add_argument("--yes", action="store_true", help="reset: confirm")
+    _add_ledger_flags(led)
     led.set_defaults(func=cmd_ledger)
     return parser
 

@@ -96,10 +96,12 @@ def is_release_mode() -> bool:
 
 
 @st.cache_resource(show_spinner="Opening the private data set…")
-def _curator_door(data: str, schema: str, budget: str, ledger_dir: str):
+def _curator_door(data: str, schema: str, budget: str, ledger_dir: str, dataset: str = "",
+                  random_dp: bool = False):
     from dpcore.release.curator import open_door
 
-    return open_door(data, schema, budget, ledger_dir or None)
+    return open_door(data, schema, budget, ledger_dir or None, dataset=dataset or None,
+                     allow_random_dp=random_dp)
 
 
 # Radii a release may use: declared, public by construction, or estimated privately *and charged*
@@ -143,8 +145,10 @@ def release_door():
     dep = curator()
     if dep is not None:
         try:
-            return _curator_door(str(dep.data), str(dep.schema), os.environ[ENV["budget"]],
-                                 str(dep.ledger_dir or ""))
+            door = _curator_door(str(dep.data), str(dep.schema), os.environ[ENV["budget"]],
+                                 str(dep.ledger_dir or ""), dep.dataset, dep.allow_random_dp)
+            door.ledger.verify()  # a ledger moved, replaced or edited since: refuse, every time
+            return door
         except Exception as exc:  # the reason goes to the curator's terminal, not the page
             print(f"dpcore: the private data set cannot be opened: {exc}", file=sys.stderr)
             st.error("The private data set cannot be opened; the curator sees why in the "

@@ -11,6 +11,8 @@ __all__ = [
     "BudgetExceededError",
     "CLIError",
     "DataError",
+    "LedgerError",
+    "LedgerIntegrityError",
     "ParameterError",
     "PartitionError",
     "PrivacyLeakWarning",
@@ -27,6 +29,16 @@ class PrivacyLeakWarning(UserWarning):
 
 class BudgetExceededError(ValueError):
     """A release would take the ledger over its budget; nothing was recorded."""
+
+
+class LedgerError(ValueError):
+    """The lasting ledger's file cannot be used (missing, read-only, not a ledger); nothing was
+    recorded. The message names the file: it is for the curator, not for analysts."""
+
+
+class LedgerIntegrityError(LedgerError):
+    """The ledger's file was moved, replaced or edited outside dpcore: its integrity chain (or
+    the chain head kept beside it) no longer matches. The ledger refuses to start."""
 
 
 class ParameterError(ValueError):

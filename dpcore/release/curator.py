@@ -1,10 +1,18 @@
 """A curator's deployment: a private file, its public description and budget, behind the door.
 
-``dpcore app --private data.csv --schema schema.json --budget 2,1e-6`` checks the three inputs
-(here, in the curator's terminal, where messages about the file may be explicit), then passes
-them to the Streamlit process in environment variables (:data:`ENV`). The app reads them back
-with :func:`deployment_from_env` and opens the same :class:`~dpcore.release.door.ReleaseDoor` for
-every session, over the lasting ledger, locked in release mode.
+``dpcore app --private data.csv --schema schema.json --budget 2,1e-6 --dataset cities`` checks
+the inputs (here, in the curator's terminal, where messages about the file may be explicit),
+then passes them to the Streamlit process in environment variables (:data:`ENV`). The app reads
+them back with :func:`deployment_from_env` and opens the same
+:class:`~dpcore.release.door.ReleaseDoor` for every session, over the lasting ledger, locked in
+release mode.
+
+The budget belongs to the data set's *name* (``--dataset``; by default the file's name without
+its extension), not to the file's bytes: the same people's data re-encoded, re-ordered, with
+rows appended or described anew keeps its budget. A new description is recorded in the ledger
+(:meth:`~dpcore.privacy.ledger.LastingLedger.describe`). Random-DP releases (the sensitivity
+sampler) are refused unless the curator enables them (``--random-dp``, which needs a budget with
+γ): random DP bounds nothing in the worst case.
 """
 
 from __future__ import annotations
@@ -13,15 +21,17 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from dpcore.privacy.guarantees import Guarantee
-from dpcore.privacy.ledger import LEDGER_DIR_ENV, LastingLedger, dataset_key, parse_budget
+from dpcore.privacy.guarantees import Guarantee, RandomDP
+from dpcore.privacy.ledger import LEDGER_DIR_ENV, LastingLedger, named_key, parse_budget
 from dpcore.release.schema import PublicDescription
 
-__all__ = ["ENV", "Deployment", "curator_env", "deployment_from_env", "open_door"]
+__all__ = ["ENV", "Deployment", "curator_env", "dataset_name", "deployment_from_env",
+           "open_door"]
 
 #: Environment variables of a curator deployment (the ledger directory: ``DPCORE_LEDGER_DIR``).
 ENV = {"data": "DPCORE_PRIVATE_DATA", "schema": "DPCORE_PRIVATE_SCHEMA",
-       "budget": "DPCORE_PRIVATE_BUDGET"}
+       "budget": "DPCORE_PRIVATE_BUDGET", "dataset": "DPCORE_PRIVATE_DATASET",
+       "random_dp": "DPCORE_ALLOW_RANDOM_DP"}
 
 
 @dataclass(frozen=True)
@@ -32,6 +42,16 @@ class Deployment:
     schema: Path
     budget: Guarantee
     ledger_dir: Path | None
+    dataset: str = ""
+    allow_random_dp: bool = False
+
+
+def dataset_name(data: str | Path, dataset: str | None = None) -> str:
+    """The data set's name: ``dataset``, else the file's name without its extension."""
+    if dataset:
+        return str(dataset).strip()
+    p = Path(str(data))
+    return p.name.split(".")[0] or p.name
 
 
 def _check(data: str | None, schema: str | None, budget: str | None) -> None:
@@ -46,10 +66,14 @@ def _check(data: str | None, schema: str | None, budget: str | None) -> None:
 
 
 def open_door(data: str | Path, schema: str | Path, budget: Guarantee | str | None,
-              ledger_dir: str | Path | None = None, *, table=None):
+              ledger_dir: str | Path | None = None, *, table=None, dataset: str | None = None,
+              allow_random_dp: bool = False, analyst_token: str | None = None):
     """The :class:`~dpcore.release.door.ReleaseDoor` of a private file over its lasting ledger.
 
     ``budget`` may be None when the data set already has a ledger (its stored budget is used).
+    ``dataset`` names the data set (default: :func:`dataset_name` of the file); the ledger
+    records the description and any change of it. ``allow_random_dp``: accept random-DP
+    releases (needs a budget with γ). ``analyst_token``: spend as that named analyst.
     """
     from dpcore.release.door import ReleaseDoor
     from dpcore.release.runconfig import read_table
@@ -57,20 +81,30 @@ def open_door(data: str | Path, schema: str | Path, budget: Guarantee | str | No
     desc = PublicDescription.from_json(Path(schema).expanduser().read_text())
     if table is None:
         table, _ = read_table(str(data))
+    desc.prepare(table)  # a description that does not fit the table fails before any ledger
     if isinstance(budget, str):
         budget = parse_budget(budget)
-    key = dataset_key(Path(data).expanduser() if Path(str(data)).exists() else table, desc)
-    ledger = LastingLedger(key, budget, directory=ledger_dir, name=Path(str(data)).name)
-    return ReleaseDoor(table, desc, ledger)
+    name = dataset_name(data, dataset)
+    ledger = LastingLedger(named_key(name), budget, directory=ledger_dir, name=name,
+                           description=desc, analyst_token=analyst_token,
+                           accept_description=True)
+    if allow_random_dp and not isinstance(ledger.budget, RandomDP):
+        raise ValueError(f"--random-dp needs a budget with γ (--budget EPS,DELTA,GAMMA); data "
+                         f"set '{name}' has {ledger.budget}")
+    return ReleaseDoor(table, desc, ledger, allow_random_dp=allow_random_dp)
 
 
 def curator_env(data: str | None, schema: str | None, budget: str | None,
-                ledger_dir: str | None) -> dict[str, str]:
+                ledger_dir: str | None, *, dataset: str | None = None,
+                allow_random_dp: bool = False) -> dict[str, str]:
     """Check a deployment's inputs (opening its door once) and return the app's environment."""
     _check(data, schema, budget)
-    open_door(data, schema, budget, ledger_dir)  # fails here, in the curator's terminal
+    # fails here, in the curator's terminal; records a new description of the named data set
+    open_door(data, schema, budget, ledger_dir, dataset=dataset, allow_random_dp=allow_random_dp)
     env = {ENV["data"]: str(Path(data).expanduser().resolve()),
-           ENV["schema"]: str(Path(schema).expanduser().resolve()), ENV["budget"]: str(budget)}
+           ENV["schema"]: str(Path(schema).expanduser().resolve()), ENV["budget"]: str(budget),
+           ENV["dataset"]: dataset_name(data, dataset),
+           ENV["random_dp"]: "1" if allow_random_dp else "0"}
     if ledger_dir:
         env[LEDGER_DIR_ENV] = str(Path(ledger_dir).expanduser().resolve())
     return env
@@ -82,5 +116,8 @@ def deployment_from_env(environ: dict[str, str] | None = None) -> Deployment | N
     if not env.get(ENV["data"]):
         return None
     ledger_dir = env.get(LEDGER_DIR_ENV)
-    return Deployment(Path(env[ENV["data"]]), Path(env[ENV["schema"]]),
-                      parse_budget(env[ENV["budget"]]), Path(ledger_dir) if ledger_dir else None)
+    data = Path(env[ENV["data"]])
+    return Deployment(data, Path(env[ENV["schema"]]), parse_budget(env[ENV["budget"]]),
+                      Path(ledger_dir) if ledger_dir else None,
+                      dataset_name(data, env.get(ENV["dataset"])),
+                      env.get(ENV["random_dp"], "0").strip().lower() in ("1", "true", "yes"))

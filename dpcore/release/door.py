@@ -10,16 +10,20 @@ that touches the private rows, and it
    or privately estimated n; the guarantee is read off a dry run on a public synthetic proxy of the
    declared shape, and a :class:`~dpcore.privacy.guarantees.PrivacyLeakWarning` there is a refusal;
 2. charges the whole guarantee (all parts of a multi-part release, and the floating-point slack
-   of defended noise) in one ledger transaction **before** computing;
+   of defended noise) in one ledger transaction **before** computing, with what the release is
+   made of (its registry row's ``parts``, read off the dry run) for the ledger's tight total;
 3. computes with randomness from the operating system, with ``PrivacyLeakWarning`` turned into an
-   error; any failure (an exception, a leak warning, a guarantee that differs from the planned
-   one) keeps the charge and yields ⊥ with the fixed message :data:`FAILED`;
+   error; any failure (an exception, a leak warning, a guarantee or parts that differ from the
+   planned ones) keeps the charge and yields ⊥ with the fixed message :data:`FAILED`;
 4. returns :class:`Release` ``(output, guarantee, label)``: the DP output only, never a seed, a
    timing, a warning text or an intermediate statistic.
 
 Refusals before the charge (:class:`ReleaseRefused`,
 :class:`~dpcore.privacy.guarantees.BudgetExceededError`) depend only on public inputs and on the
-ledger, so their messages may be shown.
+ledger, so their messages may be shown. A door with ``allow_random_dp=False`` (a curator
+deployment that did not enable it) refuses random-DP releases (the sensitivity sampler) before
+anything is charged; a lasting ledger that cannot be used (moved, edited, read-only) is a refusal
+too, whose reason goes to the curator's log, never to the analyst.
 
 Example
 -------
@@ -36,15 +40,28 @@ Example
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dpcore.core.errors import ReleaseRefused
-from dpcore.privacy.guarantees import Guarantee, PrivacyLeakWarning, PureDP, compose
+from dpcore.core.errors import LedgerError, ReleaseRefused
+from dpcore.privacy.guarantees import (
+    RANDOM_DP_CAVEAT,
+    ZCDP,
+    ApproxDP,
+    Guarantee,
+    Part,
+    PrivacyLeakWarning,
+    PureDP,
+    RandomDP,
+    compose,
+    scale_part,
+)
 from dpcore.privacy.noise import defended_noise
 from dpcore.release.config_schema import jsonable as _jsonable
 from dpcore.release.registry import get_mechanism
@@ -57,6 +74,17 @@ FAILED = "The mechanism released ⊥ (no output). Its budget is spent: ⊥ is it
 
 #: Size of the public synthetic proxy used for previews and dry runs above it (rows).
 PROXY_ROWS = 2000
+
+#: A refusal because the ledger cannot be used (the reason is logged for the curator).
+LEDGER_UNAVAILABLE = ("The privacy ledger cannot be used right now (the curator sees why in the "
+                      "server log); nothing was released or charged.")
+
+#: The refusal of a random-DP release in a deployment that did not enable random DP.
+RANDOM_DP_OFF = ("Random-DP releases (the sensitivity sampler) are off in this deployment: the "
+                 "curator enables them with --random-dp and a budget with γ. "
+                 + RANDOM_DP_CAVEAT)
+
+_log = logging.getLogger("dpcore.ledger")
 
 
 def _entropy() -> np.random.Generator:
@@ -97,6 +125,7 @@ class _Plan:
     mechanism: str
     params: dict[str, Any]
     guarantee: Guarantee
+    parts: tuple[Part, ...] | None = None
 
 
 class ReleaseDoor:
@@ -110,11 +139,14 @@ class ReleaseDoor:
         Columns, bounds or centre + radius, and optionally n: all public.
     ledger : LastingLedger or PrivacyLedger
         Where every release is charged before it is computed.
+    allow_random_dp : bool
+        Whether random-DP releases may be made (a curator deployment enables them explicitly).
     """
 
-    def __init__(self, table: Any, description, ledger) -> None:
+    def __init__(self, table: Any, description, ledger, *, allow_random_dp: bool = True) -> None:
         self.description = description
         self.ledger = ledger
+        self.allow_random_dp = bool(allow_random_dp)
         self._X = description.prepare(table)
 
     # ---- public facts ------------------------------------------------------------------------
@@ -158,8 +190,8 @@ class ReleaseDoor:
             return int(private_row_count(self._X.shape[0], epsilon=eps, rng=_entropy()).value)
 
         params = {"mechanism": "private_row_count", "epsilon": eps}
-        with defended_noise(PureDP(eps)) as defence:  # the Laplace count is floating-point safe
-            g = defence.delivered
+        with defended_noise(PureDP(eps)) as defence, _ledger_usable():
+            g = defence.delivered  # the Laplace count is floating-point safe
             store = getattr(self.ledger, "spend_and_store", None)
             if store is not None:
                 return int(store("estimate of n", g, "n", compute, **params))
@@ -222,16 +254,21 @@ class ReleaseDoor:
             p = _resolve_params(mech, p, {"radius": self.radius})
         except ValueError as exc:
             raise ReleaseRefused(str(exc)) from None
-        return _Plan(label or mechanism, mech.name, p, self._dry_guarantee(mech, p, n))
+        g, parts = self._dry_guarantee(mech, p, n)
+        if isinstance(g, RandomDP) and not self.allow_random_dp:
+            raise ReleaseRefused(RANDOM_DP_OFF)
+        return _Plan(label or mechanism, mech.name, p, g, parts)
 
-    def _dry_guarantee(self, mech, params: dict, n: int) -> Guarantee:
-        """The guarantee, from a run on the public proxy (seeded: nothing private in it)."""
-        def dry(rows: int) -> Guarantee:
+    def _dry_guarantee(self, mech, params: dict, n: int
+                       ) -> tuple[Guarantee, tuple[Part, ...] | None]:
+        """The guarantee and parts, from a run on the public proxy (seeded: nothing private)."""
+        def dry(rows: int) -> tuple[Guarantee, tuple[Part, ...] | None]:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 warnings.simplefilter("error", PrivacyLeakWarning)
                 try:
-                    _, g = mech.run(self.proxy(rows), np.random.default_rng(0), **params)
+                    _, g, parts = mech.run_accounted(self.proxy(rows), np.random.default_rng(0),
+                                                     **params)
                 except PrivacyLeakWarning as w:
                     raise ReleaseRefused(f"{mech.name} reads a parameter off the data, which a "
                                          f"release cannot allow: {w}") from None
@@ -240,12 +277,13 @@ class ReleaseDoor:
                                          f"{exc}") from None
             if not isinstance(g, (PureDP, *_guarantee_types())):
                 raise ReleaseRefused(f"{mech.name} returned no privacy guarantee")
-            return g
+            return g, parts
 
         if n <= PROXY_ROWS:
             return dry(n)
         g = dry(PROXY_ROWS)
-        # A guarantee that changes with the number of rows is recomputed at the public n.
+        # A guarantee (or parts) that change with the number of rows are recomputed at the
+        # public n.
         return g if dry(PROXY_ROWS - 1) == g else dry(n)
 
     # ---- releasing ---------------------------------------------------------------------------
@@ -270,11 +308,10 @@ class ReleaseDoor:
         plans = [self._plan(m, p, lab) for (m, p), lab in zip(parts, labels, strict=True)]
         # Floating-point-safe noise (Mironov 2012): every draw inside is on a grid, and the
         # defence's small extra cost (``slack_for``) is part of what each release charges.
-        with defended_noise() as defence:
+        with defended_noise() as defence, _ledger_usable():
             delivered = [compose(pl.guarantee, defence.slack_for(pl.guarantee)) for pl in plans]
-            charges: list[tuple[str, Guarantee, dict]] = [
-                (pl.label, g, {"mechanism": pl.mechanism} | pl.params)
-                for pl, g in zip(plans, delivered, strict=True)]
+            growth = (1.0 + defence.eta) ** 2  # every part's ε (or ρ) grows as the whole's
+            charges = [_charge(pl, g, growth) for pl, g in zip(plans, delivered, strict=True)]
             spend_many = getattr(self.ledger, "spend_many", None)
             if spend_many is not None:
                 spend_many(charges)
@@ -290,9 +327,10 @@ class ReleaseDoor:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 warnings.simplefilter("error", PrivacyLeakWarning)
-                released, guarantee = mech.run(self._X, _entropy(), **plan.params)
-            if guarantee != plan.guarantee:
-                return None  # the delivered guarantee is not the one charged
+                released, guarantee, parts = mech.run_accounted(self._X, _entropy(),
+                                                                **plan.params)
+            if guarantee != plan.guarantee or (plan.parts is not None and parts != plan.parts):
+                return None  # the delivered guarantee (or its parts) is not the one charged
             return {k: (None if v is None else np.asarray(v, dtype=float))
                     for k, v in dict(released).items()}
         except Exception:
@@ -300,21 +338,50 @@ class ReleaseDoor:
 
 
 def _guarantee_types() -> tuple[type, ...]:
-    from dpcore.privacy.guarantees import ZCDP, ApproxDP, RandomDP
-
     return (ApproxDP, ZCDP, RandomDP)
 
 
-def _spend_all(ledger, charges: list[tuple[str, Guarantee, dict]]) -> None:
-    from dpcore.privacy.guarantees import BudgetExceededError, PrivacyLedger
+def _charge(plan: _Plan, delivered: Guarantee, growth: float
+            ) -> tuple[str, Guarantee, dict, tuple[Part, ...] | None]:
+    """What the ledger records for a planned release: its label, the guarantee charged, its
+    public parameters and its parts grown by the defence. A release whose parts are all zCDP
+    (FriendlyCore's mean, which reports (ε, δ)) is charged as the zCDP it is, so that it composes
+    in ρ with the others."""
+    params = {"mechanism": plan.mechanism} | plan.params
+    if plan.parts is None:
+        return plan.label, delivered, params, None
+    parts = tuple(scale_part(p, growth) for p in plan.parts)
+    if isinstance(delivered, ApproxDP) and all(isinstance(p, ZCDP) for p in parts):
+        delivered = ZCDP(sum(p.rho for p in parts), sum(p.delta for p in parts))
+    return plan.label, delivered, params, parts
 
-    trial = PrivacyLedger.from_entries(ledger.budget, ledger.entries)
+
+@contextlib.contextmanager
+def _ledger_usable() -> Iterator[None]:
+    """Turn a ledger that cannot be used (:class:`LedgerError`) into a public refusal; the
+    reason (paths, what was found) goes to the ``dpcore.ledger`` log for the curator."""
     try:
-        for label, g, p in charges:
-            trial.spend(label, g, **p)
+        yield
+    except LedgerError as exc:
+        _log.error("the privacy ledger cannot be used: %s", exc)
+        raise ReleaseRefused(LEDGER_UNAVAILABLE) from exc
+
+
+def _spend_all(ledger, charges: list[tuple[str, Guarantee, dict, Any]]) -> None:
+    from dpcore.privacy.guarantees import BudgetExceededError
+
+    copy = getattr(ledger, "copy", None)
+    trial = copy() if copy is not None else None
+    if trial is None:
+        from dpcore.privacy.guarantees import PrivacyLedger
+
+        trial = PrivacyLedger.from_entries(ledger.budget, ledger.entries)
+    try:
+        for label, g, p, parts in charges:
+            trial.spend(label, g, parts=parts, **p)
     except BudgetExceededError:
         raise BudgetExceededError(f"refused: the release needs more than the {ledger.remaining()} "
                                   f"left of {ledger.budget}") from None
-    for label, g, p in charges:
-        ledger.spend(label, g, **p)
+    for label, g, p, parts in charges:
+        ledger.spend(label, g, parts=parts, **p)
 

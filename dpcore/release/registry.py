@@ -14,19 +14,27 @@ mechanism added here is released, exported, re-run, drawn and costed — or a te
 Adding a mechanism: write its module under :mod:`dpcore.mechanisms` (a scikit-learn estimator
 with ``privacy_``, or a function returning its release and guarantee), declare its parameter
 constraints (:mod:`dpcore.data.params`), and add one :class:`Entry` to :data:`ENTRIES`.
+
+A row may also say what a release is made of (``parts``: e.g. DP-Lloyd's T rounds of a noisy
+count and a noisy sum), read off the fitted object; the ledger's tight total composes those
+parts (:mod:`dpcore.privacy.accountant`). The parts must compose to exactly the guarantee the
+mechanism reports (:func:`dpcore.privacy.guarantees.parts_consistent`), else they are dropped and
+the release is accounted as one part.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from dpcore.data.params import Param, constraints_of
+from dpcore.privacy.guarantees import ZCDP, ApproxDP, Part, PureDP, parts_consistent
 
 __all__ = [
     "ENTRIES",
@@ -48,6 +56,9 @@ __all__ = [
 #: ``run(X, rng, **params) -> (released, guarantee)``: ``released`` maps output names to arrays,
 #: floats or None (a mechanism may decline to release, e.g. FriendlyCore's "bottom").
 RunFn = Callable[..., tuple[dict[str, Any], Any]]
+
+#: ``run(X, rng, **params) -> (released, guarantee, fitted object or result)``.
+RunFullFn = Callable[..., tuple[dict[str, Any], Any, Any]]
 
 #: Guarantee kinds a row may declare.
 GUARANTEES = ("pure", "approx", "zcdp", "random", "none")
@@ -140,6 +151,9 @@ class Entry:
     needs_radius : bool, optional
         Whether the door refuses it without a declared radius (default: when the radius fills
         one of its parameters).
+    parts : callable, optional
+        Fitted estimator (or function result) -> the release's parts, or None when they are
+        not known for this configuration (module docstring).
     """
 
     key: str
@@ -156,6 +170,7 @@ class Entry:
     kind: str = "estimator"
     example: Callable[[PublicInputs], dict[str, Any]] | None = None
     needs_radius: bool | None = None
+    parts: Callable[[Any], Sequence[Part] | None] | None = None
 
     def __post_init__(self) -> None:
         if self.guarantee not in GUARANTEES:
@@ -200,6 +215,13 @@ class Entry:
         if self.kind == "estimator":
             return estimator_runner(self.released)(target)
         return function_runner(self.released)(target)
+
+    def full_runner(self) -> RunFullFn:
+        """Like :meth:`runner`, and also returns the fitted estimator (or the result)."""
+        target = self.load()
+        if self.kind == "estimator":
+            return _estimator_full(self.released, target)
+        return _function_full(self.released, target)
 
 
 @dataclass(frozen=True)
@@ -254,6 +276,21 @@ class Mechanism:
             return self.entry.public_inputs()
         return {"radius": "radius"} if self.fill_radius else {}
 
+    def run_accounted(self, X: np.ndarray, rng: np.random.Generator, **params: Any
+                      ) -> tuple[dict[str, Any], Any, tuple[Part, ...] | None]:
+        """``run`` and the release's parts (None: unknown, or not exactly its guarantee)."""
+        if self.entry is None or self.entry.parts is None:
+            released, guarantee = self.run(X, rng, **params)
+            return released, guarantee, None
+        released, guarantee, obj = self.entry.full_runner()(X, rng, **params)
+        try:
+            parts = self.entry.parts(obj)
+        except (AttributeError, TypeError, ValueError):
+            parts = None
+        if not parts or not parts_consistent(tuple(parts), guarantee):
+            return released, guarantee, None
+        return released, guarantee, tuple(parts)
+
 
 # ---- adapters ----------------------------------------------------------------------------------
 
@@ -267,14 +304,24 @@ def estimator_runner(attributes: Mapping[str, str]) -> Callable[[type], RunFn]:
     """
 
     def make(cls: type) -> RunFn:
+        full = _estimator_full(attributes, cls)
+
         def run(X: np.ndarray, rng: np.random.Generator, **params: Any):
-            est = cls(**params, rng=rng).fit(X)
-            released = {name: getattr(est, attr) for name, attr in attributes.items()}
-            return released, est.privacy_
+            released, guarantee, _ = full(X, rng, **params)
+            return released, guarantee
 
         return run
 
     return make
+
+
+def _estimator_full(attributes: Mapping[str, str], cls: type) -> RunFullFn:
+    def run(X: np.ndarray, rng: np.random.Generator, **params: Any):
+        est = cls(**params, rng=rng).fit(X)
+        released = {name: getattr(est, attr) for name, attr in attributes.items()}
+        return released, est.privacy_, est
+
+    return run
 
 
 def function_runner(fields: Mapping[str, str]) -> Callable[[Callable], RunFn]:
@@ -286,24 +333,91 @@ def function_runner(fields: Mapping[str, str]) -> Callable[[Callable], RunFn]:
     """
 
     def make(fn: Callable) -> RunFn:
+        full = _function_full(fields, fn)
+
         def run(X: np.ndarray, rng: np.random.Generator, **params: Any):
-            out = fn(X, **params, rng=rng)
-            if isinstance(out, tuple) and len(out) == 2 and len(fields) == 1:
-                (name,) = fields
-                return {name: out[0]}, out[1]
-            get = out.get if isinstance(out, Mapping) else lambda a: getattr(out, a, None)
-            released = {name: get(attr) for name, attr in fields.items()}
-            guarantee = next(
-                (g for g in (get("privacy_"), get("privacy"), get("guarantee")) if g is not None),
-                None,
-            )
-            if guarantee is None:
-                raise TypeError(f"{fn.__name__} returned no guarantee")
+            released, guarantee, _ = full(X, rng, **params)
             return released, guarantee
 
         return run
 
     return make
+
+
+def _function_full(fields: Mapping[str, str], fn: Callable) -> RunFullFn:
+    def run(X: np.ndarray, rng: np.random.Generator, **params: Any):
+        out = fn(X, **params, rng=rng)
+        if isinstance(out, tuple) and len(out) == 2 and len(fields) == 1:
+            (name,) = fields
+            return {name: out[0]}, out[1], out
+        get = out.get if isinstance(out, Mapping) else lambda a: getattr(out, a, None)
+        released = {name: get(attr) for name, attr in fields.items()}
+        guarantee = next(
+            (g for g in (get("privacy_"), get("privacy"), get("guarantee")) if g is not None),
+            None,
+        )
+        if guarantee is None:
+            raise TypeError(f"{fn.__name__} returned no guarantee")
+        return released, guarantee, out
+
+    return run
+
+
+# ---- what a release is made of (read off the fitted object; never off the data) ---------------
+
+
+def lloyd_rounds(lloyd: Any) -> list[Part] | None:
+    """DP-Lloyd on all the rows: T rounds, each a Laplace count (ε_c = 1/β_count, sensitivity 1)
+    and a sum noise (ε_s = r/β_sum), with T·(ε_c + ε_s) = ε (the closed-form calibration of
+    :func:`dpcore.mechanisms.importance.calibration.calibrate_lloyd`). None with a sampler (the
+    rounds share one sample: amplification is not per round) or when the check fails."""
+    if getattr(lloyd, "sampler", None) is not None:
+        return None
+    g, t = getattr(lloyd, "privacy_", None), getattr(lloyd, "n_iter_", None)
+    if not isinstance(g, PureDP) or not t or not math.isfinite(g.epsilon):
+        return None
+    e_count = 1.0 / float(lloyd.beta_count_)
+    e_sum = float(lloyd.domain_.radius) / float(lloyd.beta_sum_)
+    if abs(int(t) * (e_count + e_sum) - g.epsilon) > 1e-9 * g.epsilon:
+        return None
+    return [PureDP(e_count), PureDP(e_sum)] * int(t)
+
+
+def _dplloyd_parts(est: Any) -> list[Part] | None:
+    return lloyd_rounds(est)
+
+
+def _dpkmeans_parts(est: Any) -> list[Part] | None:
+    rounds = lloyd_rounds(est.lloyd_)
+    if rounds is None:
+        return None
+    g, stage = est.privacy_, est.lloyd_.privacy_.epsilon
+    if getattr(est, "seeding_", None) is not None:  # max-cover seeding: (ε₁, δ), then DP-Lloyd
+        return [ApproxDP(g.epsilon - stage, g.delta), *rounds]
+    if est.seeding == "moments":  # three Laplace releases of a third of the seeding's ε each
+        return [PureDP((g.epsilon - stage) / 3.0)] * 3 + rounds
+    return rounds
+
+
+def _maxcover_parts(est: Any) -> list[Part] | None:
+    if getattr(est, "lloyd_", None) is None:  # preset="paper": its NoisyAVG rounds, one part
+        return None
+    rounds = lloyd_rounds(est.lloyd_)
+    if rounds is None:
+        return None
+    g = est.privacy_
+    return [ApproxDP(g.epsilon - est.lloyd_.privacy_.epsilon, g.delta), *rounds]
+
+
+def _friendly_mean_parts(result: Any) -> list[Part] | None:
+    """FC_Avg runs in zCDP: its steps' (ρ, δ) (FindDiam, FriendlyCore, FriendlyAvg); the
+    conversion to the reported (ε, δ) is left to the ledger. None with subsampling."""
+    steps = list(getattr(result, "budget", None) or [])
+    zc = [g for _, g in steps if isinstance(g, ZCDP)]
+    others = [g for _, g in steps if not isinstance(g, ZCDP)]
+    if not zc or any(not (isinstance(g, ApproxDP) and g.epsilon == 0) for g in others):
+        return None
+    return zc
 
 
 # ---- the table ---------------------------------------------------------------------------------
@@ -329,7 +443,8 @@ ENTRIES: tuple[Entry, ...] = (
             "DP-Lloyd with iterations and count/sum split chosen from ε, n, d and k "
             "(docs/dp_kmeans.md); beats the paper's fixed T = 10 at equal budget"),),
         description="recommended DP k-means: DP-Lloyd on the declared box or ball with the "
-                    "iterations and count/sum split chosen from the budget"),
+                    "iterations and count/sum split chosen from the budget",
+        parts=_dpkmeans_parts),
     Entry(
         "dplloyd", "DP-Lloyd", "dpcore.mechanisms.lloyd.estimator:DPLloyd", _CENTERS, "pure",
         public={"n": "n", "radius": "radius", "bounds": "bounds"},
@@ -352,7 +467,8 @@ ENTRIES: tuple[Entry, ...] = (
                     "opt", "diamond", 2e-8, "DP-Lloyd on q = 1/w from Alg. 1, 'sampling for "
                                             "free' noise (paper 000, Thm 10)"),
         ),
-        description="weighted DP-Lloyd k-means, optionally importance-sampled (paper 000/001)"),
+        description="weighted DP-Lloyd k-means, optionally importance-sampled (paper 000/001)",
+        parts=_dplloyd_parts),
     Entry(
         "maxcover_kmeans", "Max-cover k-means", "dpcore.mechanisms.maxcover:MaxCoverKMeans",
         _CENTERS, "approx", public={"n_public": "n", "radius": "radius"},
@@ -366,7 +482,8 @@ ENTRIES: tuple[Entry, ...] = (
             "DP-Lloyd from its partition"),),
         description="k-means by JL, grids and exponential-mechanism max cover (paper 003), then "
                     "budget-aware DP-Lloyd from its partition (preset='paper': the paper's "
-                    "configuration)"),
+                    "configuration)",
+        parts=_maxcover_parts),
     Entry(
         "friendlycore_kmeans", "FriendlyCore k-means",
         "dpcore.mechanisms.friendlycore:FriendlyCoreKMeans", _CENTERS, "approx",
@@ -385,7 +502,8 @@ ENTRIES: tuple[Entry, ...] = (
         pages=("friendlycore", "tour"),
         example=lambda p: {"epsilon": p.epsilon, "delta": p.delta, "radius": 2 * p.radius},
         description="FriendlyCore DP averaging (paper 002); params.radius is the "
-                    "pairwise-distance bound"),
+                    "pairwise-distance bound",
+        parts=_friendly_mean_parts),
     Entry(
         "noisy_average", "Noisy average (max-cover)", "dpcore.mechanisms.maxcover:noisy_average",
         {"mean": "center"}, "approx", public={"radius": "radius"}, kind="function",

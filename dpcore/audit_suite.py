@@ -15,6 +15,11 @@ mechanism broken, never prove it private; a pass means "no contradiction found a
 Regenerate the table of ``docs/privacy_audit.md``::
 
     python -m dpcore.audit_suite --write docs/privacy_audit.md
+
+Its second table, the *accountant* table (:func:`accountant_session`), charges one realistic
+analyst session through the release door and compares today's basic composition, the ledger's
+basic and tight totals, the best-order RDP and PLD accountants and a correct lower bound
+(``--accountant`` regenerates only that table, in a few seconds).
 """
 
 from __future__ import annotations
@@ -32,8 +37,15 @@ import numpy as np
 
 from dpcore.privacy.audit import AuditResult, audit_epsilon
 from dpcore.privacy.guarantees import ZCDP, ApproxDP
+from dpcore.release.accountant_session import (
+    ACCOUNTANT_HEADING,
+    AccountantSession,
+    accountant_markdown,
+    accountant_session,
+)
 
-__all__ = ["CASES", "Case", "CaseResult", "markdown_table", "run_case", "run_suite"]
+__all__ = ["CASES", "AccountantSession", "Case", "CaseResult", "accountant_markdown",
+           "accountant_session", "markdown_table", "run_case", "run_suite"]
 
 SampleFn = Callable[[Any, int, np.random.Generator], np.ndarray]
 DELTA_CONV = 1e-6  # δ at which zCDP claims are converted to (ε, δ) for the audit
@@ -511,15 +523,34 @@ deliberately broken twin must be flagged (bound above the claim). zCDP claims ar
 """
 
 
+def _replace_section(text: str, section: str) -> str:
+    if ACCOUNTANT_HEADING in text:
+        head, _, rest = text.partition(ACCOUNTANT_HEADING)
+        nxt = rest.find("\n## ")
+        tail = "" if nxt < 0 else rest[nxt + 1:]
+        return head.rstrip("\n") + "\n\n" + section + ("\n" + tail if tail else "")
+    return text.rstrip("\n") + "\n\n" + section
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", type=Path, help="write the markdown report to this path")
     parser.add_argument("--fast", action="store_true", help="skip the slow cases")
+    parser.add_argument("--accountant", action="store_true",
+                        help="only the accountant table (replaced in --write's file)")
     args = parser.parse_args(argv)
+    section = accountant_markdown(accountant_session())
+    if args.accountant:
+        if args.write:
+            old = args.write.read_text(encoding="utf-8") if args.write.exists() else ""
+            args.write.write_text(_replace_section(old, section), encoding="utf-8")
+        print(section)
+        return 0
     results = run_suite(include_slow=not args.fast)
     text = _HEADER.format(delta_conv=DELTA_CONV) + markdown_table(results)
     total = sum(r.seconds for r in results)
     text += f"\nRun time of this table: {total:.0f} s.\n"
+    text = _replace_section(text, section)
     if args.write:
         args.write.parent.mkdir(parents=True, exist_ok=True)
         args.write.write_text(text, encoding="utf-8")

@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.core.text import csv_safe_frame, md_text
-from dpcore.privacy.guarantees import BudgetExceededError
+from dpcore.privacy.guarantees import RANDOM_DP_CAVEAT, BudgetExceededError
 from dpcore.release.door import PROXY_ROWS, Release, ReleaseDoor, ReleaseRefused
 from dpcore.release.runconfig import POINT_OUTPUTS, release_frame
 
@@ -329,23 +329,33 @@ def ledger_release_view(*, curator: bool) -> None:
     from pages._common import ledger
 
     led = ledger().snapshot()
-    total, remaining = led.total(), led.remaining()
+    acc, remaining = led.accounts(), led.remaining()
+    spent = acc.dp_spent
     c1, c2, c3 = st.columns(3)
     c1.metric("ε budget", f"{led.budget.epsilon:.4g}")
-    c2.metric("ε spent (composed)", f"{total.epsilon:.4g}")
+    c2.metric("ε spent (DP account)", f"{spent.epsilon:.4g}",
+              help=f"refusals use the {acc.refuses_by} total")
     c3.metric("ε remaining", f"{remaining.epsilon:.4g}")
-    st.markdown(f"**Budget** {led.budget} · **spent** {total} · **remaining** {remaining}")
+    tight = "" if acc.dp_tight is None else f"; tight (Rényi filter over the parts) {acc.dp_tight}"
+    st.markdown(f"**Budget** {led.budget} · **DP account** spent {spent} ({acc.refuses_by}; "
+                f"basic composition {acc.dp_basic}{tight}) · **remaining** {remaining}")
+    if acc.random_budget is not None:
+        st.markdown(f"**Random-DP account** {acc.random} over {acc.random_entries} release(s), "
+                    f"against {acc.random_budget}; these releases are not in the DP account.")
+        st.caption(RANDOM_DP_CAVEAT)
     _show(plots.budget_bar(led.budget.epsilon - remaining.epsilon, led.budget.epsilon),
           "ledger_bar")
     rows = [{"#": i + 1, "label": e.label, "guarantee": str(e.guarantee),
+             "account": "random DP" if e.account == "random" else "DP",
+             "parts": len(e.parts) if e.parts else 1,
              "parameters": json.dumps(e.params, sort_keys=True, default=str)}
             for i, e in enumerate(led.entries)]
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True)
     else:
         st.write("No release recorded yet.")
-    doc = {"budget": led.budget.as_dict(), "total": total.as_dict(),
-           "remaining": remaining.as_dict(),
+    doc = {"budget": led.budget.as_dict(), "total": led.total().as_dict(),
+           "remaining": remaining.as_dict(), "accounts": acc.as_dict(),
            "entries": [{"label": e.label, "guarantee": e.guarantee.as_dict(), "params": e.params}
                        for e in led.entries]}
     st.download_button("Ledger (JSON)", json.dumps(doc, indent=2, default=str),

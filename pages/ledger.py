@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dpcore.privacy.guarantees import RANDOM_DP_CAVEAT
 from pages._common import curator, init_state, is_release_mode, ledger
 from pages._release import door_or_stop, ledger_release_view
 
@@ -31,10 +32,15 @@ if curator() is None:  # the analyst is their own curator here; never in a curat
 
 with st.expander("What the ledger composes"):
     st.markdown(
-        "- ε and δ add (basic sequential composition).\n"
-        "- zCDP releases (FriendlyCore) add their ρ and are converted once to (ε, δ) with the "
-        "δ the budget has left.\n"
-        "- Random-DP releases (sensitivity sampler) add γ by the union bound; they need γ > 0 "
-        "in the total budget.\n"
+        "- **DP account.** Basic composition: ε and δ add; zCDP releases (FriendlyCore, KV18) "
+        "add their ρ and are converted once to (ε, δ) with the δ the budget has left.\n"
+        "- **Tight total.** Each release's parts (DP-Lloyd's rounds, FriendlyCore's zCDP "
+        "steps) are composed in Rényi DP (Google's dp-accounting) at fixed orders, a filter "
+        "that stays valid when you choose each release after seeing the last; a release is "
+        "refused only when both totals would exceed the budget.\n"
+        "- **Random-DP account.** Random-DP releases (sensitivity sampler) never enter the DP "
+        "account; they add γ by the union bound and need γ > 0 in the total budget (and, in a "
+        "curator deployment, the curator's `--random-dp`). " + RANDOM_DP_CAVEAT + "\n"
         "- The ledger lasts (SQLite, `DPCORE_LEDGER_DIR`): a reload, a second tab or a server "
-        "restart sees the same remaining budget.")
+        "restart sees the same remaining budget; its file is checked by a hash chain on every "
+        "read, and a file moved, replaced or edited is refused.")

@@ -25,6 +25,9 @@ recording anything, a release that would exceed it. It keeps two accounts:
   random-DP releases never enter the DP account. Random DP bounds nothing in the worst case: its
   (ε, δ) hold only on all but a γ-fraction of data sets drawn from an assumed population
   (:data:`RANDOM_DP_CAVEAT`).
+
+The guarantee types are defined in :mod:`dpcore.privacy.kinds` and the parts in
+:mod:`dpcore.privacy.parts`; this module is their public home.
 """
 
 from __future__ import annotations
@@ -34,16 +37,39 @@ import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import pandas as pd
 
 from dpcore.core.errors import BudgetExceededError, PrivacyLeakWarning
 from dpcore.privacy.accountant import FilterPlan
+from dpcore.privacy.kinds import (
+    _ONE_MINUS,
+    ZCDP,
+    ApproxDP,
+    Guarantee,
+    PureDP,
+    RandomDP,
+    _as_eps_delta_gamma,
+    _leq,
+    compose,
+    guarantee_from_dict,
+    zcdp_to_epsilon,
+)
+from dpcore.privacy.parts import (
+    Gaussian,
+    Laplace,
+    Part,
+    atom_of,
+    part_from_dict,
+    parts_consistent,
+    scale_part,
+)
 
 __all__ = [
     "ACCOUNTANTS",
     "RANDOM_DP_CAVEAT",
+    "Accounts",
     "ApproxDP",
     "BudgetExceededError",
     "Gaussian",
@@ -71,380 +97,6 @@ RANDOM_DP_CAVEAT = (
     "or a worst-case neighbour: its releases are kept out of the DP total.")
 
 
-def _check_nonneg(name: str, value: float, *, allow_inf: bool = False) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, got {value!r}") from None
-    if math.isnan(v) or v < 0 or (math.isinf(v) and not allow_inf):
-        kind = "a non-negative number" if allow_inf else "a finite non-negative number"
-        raise ValueError(f"{name} must be {kind}, got {value!r}")
-    return v
-
-
-def _check_prob(name: str, value: float) -> float:
-    v = _check_nonneg(name, value)
-    if v >= 1:
-        raise ValueError(f"{name} must be in [0, 1), got {value!r}")
-    return v
-
-
-def _fmt(x: float) -> str:
-    return "∞" if math.isinf(x) else f"{x:.4g}"
-
-
-def zcdp_to_epsilon(rho: float, delta: float) -> float:
-    """ε such that ρ-zCDP implies (ε, δ)-DP: ``ρ + 2√(ρ ln(1/δ))`` (Bun & Steinke 2016, Prop. 1.3).
-
-    Parameters
-    ----------
-    rho : float
-        zCDP parameter, ≥ 0.
-    delta : float
-        Target δ in (0, 1).
-    """
-    rho = _check_nonneg("rho", rho, allow_inf=True)
-    if rho == 0:
-        return 0.0
-    if not 0 < delta < 1:
-        raise ValueError(f"converting zCDP to (ε, δ)-DP needs δ in (0, 1), got {delta!r}")
-    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
-
-
-@dataclass(frozen=True)
-class PureDP:
-    """ε-differential privacy (Dwork et al. 2006)."""
-
-    epsilon: float
-    kind: ClassVar[str] = "PureDP"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _check_nonneg("epsilon", self.epsilon, allow_inf=True))
-
-    def __str__(self) -> str:
-        return f"ε = {_fmt(self.epsilon)} (pure DP)"
-
-    def to_approx_dp(self, delta_conv: float | None = None) -> ApproxDP:
-        """The same guarantee as (ε, 0)-DP."""
-        return ApproxDP(self.epsilon, 0.0)
-
-    def to_zcdp(self) -> ZCDP:
-        """ε-DP implies (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
-        return ZCDP(self.epsilon**2 / 2.0)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"type": self.kind, "epsilon": self.epsilon}
-
-    def __add__(self, other: Guarantee) -> Guarantee:
-        return compose(self, other)
-
-
-@dataclass(frozen=True)
-class ApproxDP:
-    """(ε, δ)-differential privacy."""
-
-    epsilon: float
-    delta: float
-    kind: ClassVar[str] = "ApproxDP"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _check_nonneg("epsilon", self.epsilon, allow_inf=True))
-        object.__setattr__(self, "delta", _check_prob("delta", self.delta))
-
-    def __str__(self) -> str:
-        return f"(ε = {_fmt(self.epsilon)}, δ = {self.delta:.3g})-DP"
-
-    def to_approx_dp(self, delta_conv: float | None = None) -> ApproxDP:
-        return self
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"type": self.kind, "epsilon": self.epsilon, "delta": self.delta}
-
-    def __add__(self, other: Guarantee) -> Guarantee:
-        return compose(self, other)
-
-
-@dataclass(frozen=True)
-class ZCDP:
-    """ρ-zero-concentrated DP; with ``delta > 0`` the approximate (ρ, δ)-zCDP."""
-
-    rho: float
-    delta: float = 0.0
-    kind: ClassVar[str] = "ZCDP"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "rho", _check_nonneg("rho", self.rho, allow_inf=True))
-        object.__setattr__(self, "delta", _check_prob("delta", self.delta))
-
-    def __str__(self) -> str:
-        if self.delta:
-            return f"(ρ = {_fmt(self.rho)}, δ = {self.delta:.3g})-zCDP"
-        return f"ρ = {_fmt(self.rho)} zCDP"
-
-    def to_approx_dp(self, delta_conv: float | None = None) -> ApproxDP:
-        """(ρ, δ)-zCDP ⇒ (ρ + 2√(ρ ln(1/δ')), δ + δ')-DP for the chosen ``delta_conv`` = δ'."""
-        if self.rho == 0:
-            return ApproxDP(0.0, self.delta)
-        if delta_conv is None:
-            raise ValueError("converting zCDP to (ε, δ)-DP needs delta_conv, the δ' to spend on it")
-        return ApproxDP(zcdp_to_epsilon(self.rho, delta_conv), self.delta + delta_conv)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"type": self.kind, "rho": self.rho, "delta": self.delta}
-
-    def __add__(self, other: Guarantee) -> Guarantee:
-        return compose(self, other)
-
-
-@dataclass(frozen=True)
-class RandomDP:
-    """(ε, δ, γ)-random DP: (ε, δ)-DP except on a γ-fraction of neighbouring data sets."""
-
-    epsilon: float
-    delta: float
-    gamma: float
-    kind: ClassVar[str] = "RandomDP"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _check_nonneg("epsilon", self.epsilon, allow_inf=True))
-        object.__setattr__(self, "delta", _check_prob("delta", self.delta))
-        object.__setattr__(self, "gamma", _check_prob("gamma", self.gamma))
-
-    def __str__(self) -> str:
-        return (
-            f"(ε = {_fmt(self.epsilon)}, δ = {self.delta:.3g}, γ = {self.gamma:.3g})-random DP"
-        )
-
-    def to_approx_dp(self, delta_conv: float | None = None) -> ApproxDP:
-        if self.gamma == 0:
-            return ApproxDP(self.epsilon, self.delta)
-        raise TypeError(
-            f"{self} holds only on a 1 - γ fraction of data sets; it cannot be stated as (ε, δ)-DP"
-        )
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "type": self.kind, "epsilon": self.epsilon, "delta": self.delta, "gamma": self.gamma
-        }
-
-    def __add__(self, other: Guarantee) -> Guarantee:
-        return compose(self, other)
-
-
-Guarantee = PureDP | ApproxDP | ZCDP | RandomDP
-
-
-def _as_eps_delta_gamma(g: Guarantee) -> tuple[float, float, float]:
-    if isinstance(g, PureDP):
-        return g.epsilon, 0.0, 0.0
-    if isinstance(g, ApproxDP):
-        return g.epsilon, g.delta, 0.0
-    if isinstance(g, RandomDP):
-        return g.epsilon, g.delta, g.gamma
-    raise TypeError(
-        f"{g} cannot be composed with (ε, δ)-type guarantees directly: convert it first with "
-        ".to_approx_dp(delta_conv)"
-    )
-
-
-def compose(*guarantees: Guarantee) -> Guarantee:
-    """Sequential composition of guarantees.
-
-    Same kinds add (ε and δ; ρ and δ; γ by the union bound). Mixed kinds take the weakest
-    common type: pure + approximate → :class:`ApproxDP`; pure + zCDP → :class:`ZCDP` (pure ε
-    converted to ε²/2); anything (ε, δ)-type + random DP → :class:`RandomDP`. zCDP mixed with
-    (ε, δ)-DP raises :class:`TypeError`: the conversion needs a δ' that only the caller can choose.
-    With no argument, returns ``PureDP(0)``.
-    """
-    for g in guarantees:
-        if not isinstance(g, PureDP | ApproxDP | ZCDP | RandomDP):
-            raise TypeError(f"not a privacy guarantee: {g!r}")
-    if not guarantees:
-        return PureDP(0.0)
-    kinds = {type(g) for g in guarantees}
-    if ZCDP in kinds:
-        if kinds - {ZCDP, PureDP}:
-            raise TypeError(
-                "cannot compose zCDP with (ε, δ)-DP or random DP without choosing a δ': "
-                "convert the zCDP terms with .to_approx_dp(delta_conv) first"
-            )
-        zs = [g if isinstance(g, ZCDP) else g.to_zcdp() for g in guarantees]
-        return ZCDP(math.fsum(z.rho for z in zs), min(math.fsum(z.delta for z in zs), _ONE_MINUS))
-    triples = [_as_eps_delta_gamma(g) for g in guarantees]
-    eps = math.fsum(t[0] for t in triples)
-    delta = min(math.fsum(t[1] for t in triples), _ONE_MINUS)
-    if RandomDP in kinds:
-        return RandomDP(eps, delta, min(math.fsum(t[2] for t in triples), _ONE_MINUS))
-    if ApproxDP in kinds:
-        return ApproxDP(eps, delta)
-    return PureDP(eps)
-
-
-_KINDS: dict[str, type] = {"PureDP": PureDP, "ApproxDP": ApproxDP, "ZCDP": ZCDP,
-                           "RandomDP": RandomDP}
-
-
-def guarantee_from_dict(d: dict[str, Any]) -> Guarantee:
-    """Inverse of ``Guarantee.as_dict()`` (e.g. a guarantee stored by the lasting ledger)."""
-    try:
-        cls = _KINDS[d["type"]]
-    except (KeyError, TypeError):
-        raise ValueError(f"not a stored privacy guarantee: {d!r}") from None
-    return cls(**{k: v for k, v in d.items() if k != "type"})
-
-
-# Composed δ or γ are capped just below 1 so a sum stays a valid (if vacuous) guarantee.
-_ONE_MINUS = math.nextafter(1.0, 0.0)
-_REL_TOL = 1e-9
-
-
-def _leq(a: float, b: float) -> bool:
-    return a <= b + _REL_TOL * max(abs(b), 1e-12)
-
-
-# ---- the parts of a release ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Laplace:
-    """A part that *is* the Laplace mechanism: ℓ1 sensitivity Δ, scale Δ/ε (ε-DP, and its exact
-    Rényi curve is known). Only for noise drawn as continuous Laplace: inside the release door
-    the noise is discrete (floating-point safe), and its parts are plain :class:`PureDP`."""
-
-    epsilon: float
-    kind: ClassVar[str] = "Laplace"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _check_nonneg("epsilon", self.epsilon))
-
-    def __str__(self) -> str:
-        return f"Laplace mechanism (ε = {_fmt(self.epsilon)})"
-
-    @property
-    def guarantee(self) -> PureDP:
-        return PureDP(self.epsilon)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"type": self.kind, "epsilon": self.epsilon}
-
-
-@dataclass(frozen=True)
-class Gaussian:
-    """A part that *is* the Gaussian mechanism: ℓ2 sensitivity Δ, standard deviation z·Δ
-    (1/(2z²)-zCDP, exact Rényi curve). Continuous Gaussian noise only (see :class:`Laplace`)."""
-
-    noise_multiplier: float
-    kind: ClassVar[str] = "Gaussian"
-
-    def __post_init__(self) -> None:
-        z = _check_nonneg("noise_multiplier", self.noise_multiplier)
-        if z == 0:
-            raise ValueError("noise_multiplier must be > 0")
-        object.__setattr__(self, "noise_multiplier", z)
-
-    def __str__(self) -> str:
-        return f"Gaussian mechanism (σ/Δ = {_fmt(self.noise_multiplier)})"
-
-    @property
-    def guarantee(self) -> ZCDP:
-        return ZCDP(0.5 / self.noise_multiplier**2)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"type": self.kind, "noise_multiplier": self.noise_multiplier}
-
-
-#: One part of a release: what it is (a mechanism) or only what it promises (a guarantee).
-Part = PureDP | ApproxDP | ZCDP | Laplace | Gaussian
-_PART_TYPES = (PureDP, ApproxDP, ZCDP, Laplace, Gaussian)
-
-
-def part_from_dict(d: dict[str, Any]) -> Part:
-    """Inverse of ``Part.as_dict()``; random DP is never a part of a DP release."""
-    if isinstance(d, dict) and d.get("type") in ("Laplace", "Gaussian"):
-        cls = Laplace if d["type"] == "Laplace" else Gaussian
-        return cls(**{k: v for k, v in d.items() if k != "type"})
-    g = guarantee_from_dict(d)
-    if isinstance(g, RandomDP):
-        raise ValueError("a random-DP guarantee is not a part of a DP release")
-    return g
-
-
-def _part_guarantee(p: Part) -> Guarantee:
-    return p.guarantee if isinstance(p, Laplace | Gaussian) else p
-
-
-def _atom(p: Part) -> tuple:
-    """The accountant's atom of a part (:mod:`dpcore.privacy.accountant`)."""
-    if isinstance(p, Laplace):
-        return ("laplace", p.epsilon)
-    if isinstance(p, Gaussian):
-        return ("gaussian", p.noise_multiplier)
-    if isinstance(p, PureDP):
-        return ("rr", p.epsilon, 0.0)
-    if isinstance(p, ApproxDP):
-        return ("rr", p.epsilon, p.delta)
-    if isinstance(p, ZCDP):
-        return ("zcdp", p.rho, p.delta)
-    raise TypeError(f"not a part of a DP release: {p!r}")
-
-
-def scale_part(p: Part, factor: float) -> Part:
-    """``p`` with its ε (or ρ) multiplied by ``factor`` ≥ 1: the release door's floating-point
-    defence (:func:`dpcore.privacy.noise.defended_noise`) grows every part by (1 + η)². A
-    :class:`Laplace` or :class:`Gaussian` part becomes its guarantee (the defended noise is
-    discrete)."""
-    g = _part_guarantee(p)
-    if isinstance(g, PureDP):
-        return PureDP(g.epsilon * factor)
-    if isinstance(g, ApproxDP):
-        return ApproxDP(g.epsilon * factor, g.delta)
-    assert isinstance(g, ZCDP)
-    return ZCDP(g.rho * factor, g.delta)
-
-
-def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-12)
-
-
-def parts_consistent(parts: Sequence[Part], guarantee: Guarantee) -> bool:
-    """Whether ``parts`` compose (basic rules) to exactly ``guarantee``: a description of a
-    release that leaves nothing out. zCDP parts of an (ε, δ) release are converted with the δ
-    its parts leave (FriendlyCore's "run in zCDP, report (ε, δ)")."""
-    if not parts or isinstance(guarantee, RandomDP):
-        return False
-    try:
-        gs = [_part_guarantee(p) for p in parts]
-    except AttributeError:
-        return False
-    if not all(isinstance(p, _PART_TYPES) for p in parts):
-        return False
-    zc = [g for g in gs if isinstance(g, ZCDP)]
-    rest = [g for g in gs if not isinstance(g, ZCDP)]
-    eps = math.fsum(g.epsilon for g in rest)
-    delta = math.fsum(getattr(g, "delta", 0.0) for g in gs)
-    rho = math.fsum(g.rho for g in zc)
-    if isinstance(guarantee, PureDP):
-        return not zc and delta == 0 and _close(eps, guarantee.epsilon)
-    if isinstance(guarantee, ZCDP):
-        rho_all = rho + math.fsum(g.epsilon**2 / 2 for g in rest)
-        return (not any(isinstance(g, ApproxDP) and g.delta > 0 for g in rest)
-                and _close(rho_all, guarantee.rho) and _leq(delta, guarantee.delta))
-    if not _leq(delta, guarantee.delta):
-        return False
-    if rho > 0:
-        left = guarantee.delta - delta
-        eps += zcdp_to_epsilon(rho, left) if left > 0 else math.inf
-    return _close(eps, guarantee.epsilon)
-
-
-def _parts_as_guarantee(parts: Sequence[Part]) -> Guarantee | None:
-    """zCDP-only parts as one zCDP guarantee (so the entry composes natively); else None."""
-    gs = [_part_guarantee(p) for p in parts]
-    if gs and all(isinstance(g, ZCDP) for g in gs):
-        return ZCDP(math.fsum(g.rho for g in gs), min(math.fsum(g.delta for g in gs), _ONE_MINUS))
-    return None
-
-
 @dataclass(frozen=True)
 class LedgerEntry:
     """One recorded release.
@@ -468,7 +120,7 @@ class LedgerEntry:
 
     def atoms(self) -> list[tuple]:
         """The accountant's atoms of this release (its parts, or its guarantee)."""
-        return [_atom(p) for p in (self.parts if self.parts else (self.guarantee,))]
+        return [atom_of(p) for p in (self.parts if self.parts else (self.guarantee,))]
 
     def as_dict(self) -> dict[str, Any]:
         d = {

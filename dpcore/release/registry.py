@@ -15,18 +15,14 @@ Adding a mechanism: write its module under :mod:`dpcore.mechanisms` (a scikit-le
 with ``privacy_``, or a function returning its release and guarantee), declare its parameter
 constraints (:mod:`dpcore.data.params`), and add one :class:`Entry` to :data:`ENTRIES`.
 
-A row may also say what a release is made of (``parts``: e.g. DP-Lloyd's T rounds of a noisy
-count and a noisy sum), read off the fitted object; the ledger's tight total composes those
-parts (:mod:`dpcore.privacy.accountant`). The parts must compose to exactly the guarantee the
-mechanism reports (:func:`dpcore.privacy.guarantees.parts_consistent`), else they are dropped and
-the release is accounted as one part.
+A row may say what a release is made of (``parts``, :mod:`dpcore.release.release_parts`), for
+the ledger's tight total; parts that do not compose to exactly the reported guarantee are dropped.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +30,13 @@ from typing import Any
 import numpy as np
 
 from dpcore.data.params import Param, constraints_of
-from dpcore.privacy.guarantees import ZCDP, ApproxDP, Part, PureDP, parts_consistent
+from dpcore.privacy.guarantees import Part, parts_consistent
+from dpcore.release.release_parts import (
+    dpkmeans_parts,
+    dplloyd_parts,
+    friendly_mean_parts,
+    maxcover_parts,
+)
 
 __all__ = [
     "ENTRIES",
@@ -57,8 +59,7 @@ __all__ = [
 #: floats or None (a mechanism may decline to release, e.g. FriendlyCore's "bottom").
 RunFn = Callable[..., tuple[dict[str, Any], Any]]
 
-#: ``run(X, rng, **params) -> (released, guarantee, fitted object or result)``.
-RunFullFn = Callable[..., tuple[dict[str, Any], Any, Any]]
+RunFullFn = Callable[..., tuple[dict[str, Any], Any, Any]]  # ... and the fitted object/result
 
 #: Guarantee kinds a row may declare.
 GUARANTEES = ("pure", "approx", "zcdp", "random", "none")
@@ -218,10 +219,8 @@ class Entry:
 
     def full_runner(self) -> RunFullFn:
         """Like :meth:`runner`, and also returns the fitted estimator (or the result)."""
-        target = self.load()
-        if self.kind == "estimator":
-            return _estimator_full(self.released, target)
-        return _function_full(self.released, target)
+        full = _estimator_full if self.kind == "estimator" else _function_full
+        return full(self.released, self.load())
 
 
 @dataclass(frozen=True)
@@ -363,63 +362,6 @@ def _function_full(fields: Mapping[str, str], fn: Callable) -> RunFullFn:
     return run
 
 
-# ---- what a release is made of (read off the fitted object; never off the data) ---------------
-
-
-def lloyd_rounds(lloyd: Any) -> list[Part] | None:
-    """DP-Lloyd on all the rows: T rounds, each a Laplace count (ε_c = 1/β_count, sensitivity 1)
-    and a sum noise (ε_s = r/β_sum), with T·(ε_c + ε_s) = ε (the closed-form calibration of
-    :func:`dpcore.mechanisms.importance.calibration.calibrate_lloyd`). None with a sampler (the
-    rounds share one sample: amplification is not per round) or when the check fails."""
-    if getattr(lloyd, "sampler", None) is not None:
-        return None
-    g, t = getattr(lloyd, "privacy_", None), getattr(lloyd, "n_iter_", None)
-    if not isinstance(g, PureDP) or not t or not math.isfinite(g.epsilon):
-        return None
-    e_count = 1.0 / float(lloyd.beta_count_)
-    e_sum = float(lloyd.domain_.radius) / float(lloyd.beta_sum_)
-    if abs(int(t) * (e_count + e_sum) - g.epsilon) > 1e-9 * g.epsilon:
-        return None
-    return [PureDP(e_count), PureDP(e_sum)] * int(t)
-
-
-def _dplloyd_parts(est: Any) -> list[Part] | None:
-    return lloyd_rounds(est)
-
-
-def _dpkmeans_parts(est: Any) -> list[Part] | None:
-    rounds = lloyd_rounds(est.lloyd_)
-    if rounds is None:
-        return None
-    g, stage = est.privacy_, est.lloyd_.privacy_.epsilon
-    if getattr(est, "seeding_", None) is not None:  # max-cover seeding: (ε₁, δ), then DP-Lloyd
-        return [ApproxDP(g.epsilon - stage, g.delta), *rounds]
-    if est.seeding == "moments":  # three Laplace releases of a third of the seeding's ε each
-        return [PureDP((g.epsilon - stage) / 3.0)] * 3 + rounds
-    return rounds
-
-
-def _maxcover_parts(est: Any) -> list[Part] | None:
-    if getattr(est, "lloyd_", None) is None:  # preset="paper": its NoisyAVG rounds, one part
-        return None
-    rounds = lloyd_rounds(est.lloyd_)
-    if rounds is None:
-        return None
-    g = est.privacy_
-    return [ApproxDP(g.epsilon - est.lloyd_.privacy_.epsilon, g.delta), *rounds]
-
-
-def _friendly_mean_parts(result: Any) -> list[Part] | None:
-    """FC_Avg runs in zCDP: its steps' (ρ, δ) (FindDiam, FriendlyCore, FriendlyAvg); the
-    conversion to the reported (ε, δ) is left to the ledger. None with subsampling."""
-    steps = list(getattr(result, "budget", None) or [])
-    zc = [g for _, g in steps if isinstance(g, ZCDP)]
-    others = [g for _, g in steps if not isinstance(g, ZCDP)]
-    if not zc or any(not (isinstance(g, ApproxDP) and g.epsilon == 0) for g in others):
-        return None
-    return zc
-
-
 # ---- the table ---------------------------------------------------------------------------------
 
 _CENTERS = {"centers": "cluster_centers_"}
@@ -444,7 +386,7 @@ ENTRIES: tuple[Entry, ...] = (
             "(docs/dp_kmeans.md); beats the paper's fixed T = 10 at equal budget"),),
         description="recommended DP k-means: DP-Lloyd on the declared box or ball with the "
                     "iterations and count/sum split chosen from the budget",
-        parts=_dpkmeans_parts),
+        parts=dpkmeans_parts),
     Entry(
         "dplloyd", "DP-Lloyd", "dpcore.mechanisms.lloyd.estimator:DPLloyd", _CENTERS, "pure",
         public={"n": "n", "radius": "radius", "bounds": "bounds"},
@@ -468,7 +410,7 @@ ENTRIES: tuple[Entry, ...] = (
                                             "free' noise (paper 000, Thm 10)"),
         ),
         description="weighted DP-Lloyd k-means, optionally importance-sampled (paper 000/001)",
-        parts=_dplloyd_parts),
+        parts=dplloyd_parts),
     Entry(
         "maxcover_kmeans", "Max-cover k-means", "dpcore.mechanisms.maxcover:MaxCoverKMeans",
         _CENTERS, "approx", public={"n_public": "n", "radius": "radius"},
@@ -483,7 +425,7 @@ ENTRIES: tuple[Entry, ...] = (
         description="k-means by JL, grids and exponential-mechanism max cover (paper 003), then "
                     "budget-aware DP-Lloyd from its partition (preset='paper': the paper's "
                     "configuration)",
-        parts=_maxcover_parts),
+        parts=maxcover_parts),
     Entry(
         "friendlycore_kmeans", "FriendlyCore k-means",
         "dpcore.mechanisms.friendlycore:FriendlyCoreKMeans", _CENTERS, "approx",
@@ -503,7 +445,7 @@ ENTRIES: tuple[Entry, ...] = (
         example=lambda p: {"epsilon": p.epsilon, "delta": p.delta, "radius": 2 * p.radius},
         description="FriendlyCore DP averaging (paper 002); params.radius is the "
                     "pairwise-distance bound",
-        parts=_friendly_mean_parts),
+        parts=friendly_mean_parts),
     Entry(
         "noisy_average", "Noisy average (max-cover)", "dpcore.mechanisms.maxcover:noisy_average",
         {"mean": "center"}, "approx", public={"radius": "radius"}, kind="function",

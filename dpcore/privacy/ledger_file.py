@@ -1,0 +1,519 @@
+"""The lasting ledger's file: SQLite, its hash-chained event log and the chain head beside it.
+
+See :mod:`dpcore.privacy.ledger` (the ledger itself) for what the chain protects against. This
+module opens the file (never creating an empty one where a ledger was), verifies the chain, the
+head file and the tables on every read and write, and appends events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dpcore.core.errors import LedgerError, LedgerIntegrityError
+from dpcore.privacy.guarantees import (
+    Guarantee,
+    LedgerEntry,
+    Part,
+    guarantee_from_dict,
+    part_from_dict,
+)
+
+__all__ = ["LEDGER_DIR_ENV", "Head", "Store", "adopt", "description_text", "entry_of",
+           "key_state", "token_hash"]
+
+LEDGER_DIR_ENV = "DPCORE_LEDGER_DIR"
+_FILE = "ledger.sqlite3"
+_HEAD = _FILE + ".head"
+_NAMED = "dataset:"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS budgets (
+    key TEXT PRIMARY KEY, name TEXT NOT NULL, budget TEXT NOT NULL, created REAL NOT NULL,
+    description TEXT, accountant TEXT);
+CREATE TABLE IF NOT EXISTS entries (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, label TEXT NOT NULL,
+    mechanism TEXT, params TEXT NOT NULL, guarantee TEXT NOT NULL, time REAL NOT NULL,
+    kind TEXT NOT NULL DEFAULT 'release', parts TEXT, analyst TEXT, prev TEXT, hash TEXT);
+CREATE TABLE IF NOT EXISTS released (
+    key TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (key, name));
+CREATE TABLE IF NOT EXISTS analysts (
+    key TEXT NOT NULL, name TEXT NOT NULL, token TEXT NOT NULL, allocation TEXT NOT NULL,
+    created REAL NOT NULL, PRIMARY KEY (key, name));
+"""
+# Columns a version-1 file lacks (it is adopted: see _migrate).
+_ADDED = {"budgets": ("description TEXT", "accountant TEXT"),
+          "entries": ("kind TEXT NOT NULL DEFAULT 'release'", "parts TEXT", "analyst TEXT",
+                      "prev TEXT", "hash TEXT")}
+_COLS = "id, key, kind, label, mechanism, params, guarantee, parts, analyst, time, prev, hash"
+
+
+def description_text(description: Any) -> str:
+    """Canonical JSON of a public description (a PublicDescription, a dict or JSON text)."""
+    if description is None:
+        return "null"
+    if hasattr(description, "to_json"):
+        description = json.loads(description.to_json(indent=None))
+    elif isinstance(description, str):
+        description = json.loads(description)
+    return json.dumps(description, sort_keys=True, default=str)
+
+
+
+# ---- the file, its chain and its head ------------------------------------------------------------
+
+
+def _sqlite_error(path: Path, exc: sqlite3.Error) -> LedgerError:
+    text = str(exc)
+    if "readonly" in text or "read-only" in text:
+        return LedgerError(f"the ledger {path} is read-only ({text}): releases cannot be "
+                           "recorded, so none are made; make it writable, or give another "
+                           f"--ledger-dir / ${LEDGER_DIR_ENV}")
+    if "not a database" in text or "malformed" in text or "no such table" in text:
+        return LedgerError(f"{path} is not a dpcore ledger or is corrupt ({text}); restore it "
+                           "from a backup with its .head file")
+    if "unable to open" in text:
+        return LedgerError(f"the ledger {path} cannot be opened ({text}): check that the "
+                           "folder exists and is writable")
+    return LedgerError(f"the ledger {path} cannot be used ({type(exc).__name__}: {text})")
+
+
+def _row_hash(ledger_id: str, row: Sequence[Any]) -> str:
+    """SHA-256 of one log row (every column but the hash itself) and the ledger's id."""
+    rid, key, kind, label, mechanism, params, guarantee, parts, analyst, t, prev = row[:11]
+    doc = [ledger_id, int(rid), key, kind, label, mechanism, params, guarantee, parts, analyst,
+           repr(float(t)), prev]
+    return hashlib.sha256(json.dumps(doc, separators=(",", ":")).encode()).hexdigest()
+
+
+def _genesis(ledger_id: str) -> str:
+    return "genesis:" + ledger_id
+
+
+@dataclass
+class Head:
+    ledger_id: str
+    count: int
+    head: str
+    prev_count: int
+    prev_head: str
+
+
+class Store:
+    """The SQLite file and its head file: opening, verifying, appending."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.path = directory / _FILE
+        self.head_path = directory / _HEAD
+
+    # ---- opening ---------------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def _moved(self) -> LedgerIntegrityError:
+        return LedgerIntegrityError(
+            f"the ledger {self.path} is missing but its chain head {self.head_path} is there: "
+            "the file was moved, renamed or deleted. Put it back; a new, empty ledger would "
+            "give every data set a fresh budget (to start one on purpose, remove the .head "
+            "file too)")
+
+    def connect(self, *, write: bool, create: bool = False) -> sqlite3.Connection:
+        if not self.path.exists():
+            if self.head_path.exists():
+                raise self._moved()
+            if not create:
+                raise LedgerError(f"no ledger in {self.directory} (no {_FILE})")
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise LedgerError(f"the ledger folder {self.directory} cannot be created "
+                                  f"({exc})") from None
+        mode = ("rwc" if create else "rw") if write else "ro"
+        try:
+            con = sqlite3.connect(f"file:{self.path}?mode={mode}", uri=True, timeout=60.0,
+                                  isolation_level=None)
+            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error as exc:
+            raise _sqlite_error(self.path, exc) from None
+        return con
+
+    def read_head(self) -> Head | None:
+        try:
+            d = json.loads(self.head_path.read_text())
+            return Head(str(d["ledger_id"]), int(d["count"]), str(d["head"]),
+                         int(d["prev_count"]), str(d["prev_head"]))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise LedgerIntegrityError(f"the chain head {self.head_path} cannot be read "
+                                       f"({exc}): it was edited or damaged") from None
+
+    def write_head(self, head: Head) -> None:
+        tmp = self.head_path.with_name(self.head_path.name + f".{os.getpid()}.tmp")
+        doc = {"ledger_id": head.ledger_id, "count": head.count, "head": head.head,
+               "prev_count": head.prev_count, "prev_head": head.prev_head}
+        try:
+            with open(tmp, "w") as f:
+                f.write(json.dumps(doc, indent=1) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.head_path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise LedgerError(f"the chain head {self.head_path} cannot be written ({exc}): "
+                              "nothing was recorded") from None
+
+    # ---- the schema and adopting a version-1 file -------------------------------------------
+
+    def init_schema(self, con: sqlite3.Connection) -> str:
+        """Create or upgrade the tables (inside the caller's write transaction); the id."""
+        for stmt in _SCHEMA.strip().split(";"):
+            if stmt.strip():
+                con.execute(stmt)
+        for table, cols in _ADDED.items():
+            have = {r[1] for r in con.execute(f"PRAGMA table_info({table})")}
+            for col in cols:
+                if col.split()[0] not in have:
+                    con.execute(f"ALTER TABLE {table} ADD COLUMN {col}")
+        row = con.execute("SELECT v FROM meta WHERE k = 'ledger_id'").fetchone()
+        if row is not None:
+            return str(row[0])
+        ledger_id = uuid.uuid4().hex
+        con.execute("INSERT INTO meta VALUES ('ledger_id', ?)", (ledger_id,))
+        con.execute("INSERT INTO meta VALUES ('version', '2')")
+        self._adopt(con, ledger_id)
+        return ledger_id
+
+    def _adopt(self, con: sqlite3.Connection, ledger_id: str) -> None:
+        """Seal the rows of a version-1 file (no chain yet) into a chain, as they are, and
+        record each data set's budget as an event (trust on first use: noted in meta)."""
+        rows = con.execute(f"SELECT {_COLS} FROM entries ORDER BY id").fetchall()
+        budgets = con.execute("SELECT key, name, budget FROM budgets ORDER BY created").fetchall()
+        if not rows and not budgets:
+            return
+        con.execute("INSERT INTO meta VALUES ('adopted', ?)", (repr(time.time()),))
+        prev = _genesis(ledger_id)
+        for r in rows:
+            sealed = (*r[:10], prev)
+            h = _row_hash(ledger_id, sealed)
+            con.execute("UPDATE entries SET kind = COALESCE(kind, 'release'), prev = ?, "
+                        "hash = ? WHERE id = ?", (prev, h, r[0]))
+            prev = h
+        for key, name, budget in budgets:
+            self.append(con, ledger_id, key, "budget", "budget (adopted)",
+                        {"budget": json.loads(budget), "name": name})
+
+    # ---- the log ----------------------------------------------------------------------------
+
+    def last(self, con: sqlite3.Connection, ledger_id: str) -> tuple[int, str]:
+        row = con.execute("SELECT id, hash FROM entries ORDER BY id DESC LIMIT 1").fetchone()
+        return (0, _genesis(ledger_id)) if row is None else (int(row[0]), str(row[1]))
+
+    def append(self, con: sqlite3.Connection, ledger_id: str, key: str, kind: str, label: str,
+               params: Mapping[str, Any], *, mechanism: str | None = None,
+               guarantee: Guarantee | None = None, parts: Sequence[Part] | None = None,
+               analyst: str | None = None, t: float | None = None) -> str:
+        _, prev = self.last(con, ledger_id)
+        t = time.time() if t is None else float(t)
+        cur = con.execute(
+            "INSERT INTO entries (key, kind, label, mechanism, params, guarantee, parts, "
+            "analyst, time, prev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (key, kind, label, mechanism, json.dumps(dict(params), default=str, sort_keys=True),
+             json.dumps(guarantee.as_dict() if guarantee is not None else None),
+             None if not parts else json.dumps([p.as_dict() for p in parts]), analyst, t, prev))
+        row = con.execute(f"SELECT {_COLS} FROM entries WHERE id = ?",
+                          (cur.lastrowid,)).fetchone()
+        h = _row_hash(ledger_id, row)
+        con.execute("UPDATE entries SET hash = ? WHERE id = ?", (h, cur.lastrowid))
+        return h
+
+    def verify(self, con: sqlite3.Connection, head: Head | None, *, write: bool
+               ) -> tuple[str, list[tuple]]:
+        """Check the chain, the head file and the tables; the ledger id and every log row."""
+        row = con.execute("SELECT v FROM meta WHERE k = 'ledger_id'").fetchone()
+        if row is None:
+            raise LedgerIntegrityError(f"{self.path} has no ledger id: it is not a dpcore "
+                                       "ledger of this version (or was edited)")
+        ledger_id = str(row[0])
+        rows = con.execute(f"SELECT {_COLS} FROM entries ORDER BY id").fetchall()
+        prev = _genesis(ledger_id)
+        hashes = []
+        for i, r in enumerate(rows):
+            if r[10] != prev or r[11] != _row_hash(ledger_id, r):
+                raise LedgerIntegrityError(
+                    f"the ledger {self.path} was edited outside dpcore: log row {i + 1} "
+                    f"(id {r[0]}, '{r[3]}') does not match its hash chain. Restore the file from "
+                    "a backup; the recorded spend cannot be trusted")
+            prev = r[11]
+            hashes.append(prev)
+        if head is None:
+            raise LedgerIntegrityError(
+                f"the chain head {self.head_path} is missing: the ledger file was copied or "
+                "moved without it, or it was deleted. The ledger refuses to start; as curator, "
+                "`dpcore ledger verify --adopt` accepts the file as it is")
+        if head.ledger_id != ledger_id:
+            raise LedgerIntegrityError(
+                f"the ledger {self.path} was replaced by another ledger (its id is not the one "
+                f"in {self.head_path}). Put the right file back")
+
+        def at(count: int) -> str:
+            return _genesis(ledger_id) if count == 0 else (
+                hashes[count - 1] if count <= len(hashes) else "")
+
+        n = len(rows)
+        ok = (n >= head.prev_count and at(head.prev_count) == head.prev_head
+              and (n < head.count or at(head.count) == head.head))
+        if write:  # the writer holds the lock: the file is exactly at the head (or just before)
+            ok = ok and n in (head.count, head.prev_count)
+        if not ok:
+            raise LedgerIntegrityError(
+                f"the ledger {self.path} does not continue the chain recorded in "
+                f"{self.head_path} ({n} log rows, the head says {head.count}): it was replaced "
+                "by an older copy or edited. The ledger refuses to start")
+        self._check_tables(con, rows)
+        return ledger_id, rows
+
+    def _check_tables(self, con: sqlite3.Connection, rows: list[tuple]) -> None:
+        """budgets, released and analysts must say what the log says."""
+        budget, desc, stored, grants = {}, {}, {}, {}
+        for r in rows:
+            key, kind, params = r[1], r[2], json.loads(r[5])
+            if kind == "budget":
+                budget[key] = json.dumps(params["budget"], sort_keys=True)
+            elif kind == "describe":
+                desc[key] = description_text(params["description"])
+            elif kind == "store":
+                stored[(key, params["name"])] = json.dumps(params["value"])
+            elif kind == "reset":
+                stored = {k: v for k, v in stored.items() if k[0] != key}
+            elif kind == "grant":
+                grants[(key, params["name"])] = (params["token"],
+                                                 json.dumps(params["allocation"], sort_keys=True))
+            elif kind == "revoke":
+                grants.pop((key, params["name"]), None)
+        table_budget = {k: json.dumps(json.loads(b), sort_keys=True) for k, b in
+                        con.execute("SELECT key, budget FROM budgets")}
+        table_desc = {k: description_text(d) for k, d in
+                      con.execute("SELECT key, description FROM budgets") if d is not None}
+        table_stored = {(k, n): json.dumps(json.loads(v)) for k, n, v in
+                        con.execute("SELECT key, name, value FROM released")}
+        table_grants = {(k, n): (t, json.dumps(json.loads(a), sort_keys=True)) for k, n, t, a in
+                        con.execute("SELECT key, name, token, allocation FROM analysts")}
+        for what, log, table in (("budgets", budget, table_budget),
+                                 ("descriptions", desc, table_desc),
+                                 ("stored outputs", stored, table_stored),
+                                 ("analysts", grants, table_grants)):
+            if log != table:
+                raise LedgerIntegrityError(
+                    f"the ledger {self.path} was edited outside dpcore: its {what} do not match "
+                    "its log. Restore the file from a backup")
+
+    @contextlib.contextmanager
+    def transaction(self, *, create: bool = False) -> Iterator[tuple[sqlite3.Connection, str,
+                                                                      list[tuple]]]:
+        """One ``BEGIN IMMEDIATE`` transaction on a verified ledger; the head file is moved on
+        before the commit. Yields (connection, ledger id, log rows)."""
+        new_file = create and not self.path.exists()
+        con = self.connect(write=True, create=create)
+        lock = None
+        try:
+            lock = self._lock()  # writers in turn, until the head file is final
+            try:
+                con.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise _sqlite_error(self.path, exc) from None
+            try:
+                head = self.read_head()
+                v1 = (con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'meta'")
+                      .fetchone()[0] == 0)
+                if new_file or v1:
+                    if head is not None and not new_file:
+                        raise LedgerIntegrityError(
+                            f"{self.path} is an old-format ledger but {self.head_path} exists: "
+                            "the file was replaced")
+                    if new_file and head is not None:
+                        raise self._moved()
+                    ledger_id = self.init_schema(con)
+                    _, last = self.last(con, ledger_id)
+                    n = con.execute("SELECT count(*) FROM entries").fetchone()[0]
+                    head = Head(ledger_id, n, last, n, last)
+                    self.write_head(head)
+                ledger_id, rows = self.verify(con, head, write=True)
+                yield con, ledger_id, rows
+                n = con.execute("SELECT count(*) FROM entries").fetchone()[0]
+                _, last = self.last(con, ledger_id)
+                old_n, old_last = len(rows), (rows[-1][11] if rows else _genesis(ledger_id))
+                after: Head | None = None
+                if n != old_n:  # pending until the commit: a crash leaves it one ahead
+                    self.write_head(Head(ledger_id, n, last, old_n, old_last))
+                    after = Head(ledger_id, n, last, n, last)
+                elif (head.count, head.prev_count) != (old_n, old_n):  # a crash last time
+                    after = Head(ledger_id, old_n, old_last, old_n, old_last)
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    con.execute("ROLLBACK")
+                raise
+            try:
+                con.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise _sqlite_error(self.path, exc) from None
+            if after is not None:  # committed: the head is no longer pending
+                self.write_head(after)
+        except sqlite3.Error as exc:
+            raise _sqlite_error(self.path, exc) from None
+        finally:
+            con.close()
+            if lock is not None:
+                lock.close()  # releases the flock
+
+    def _lock(self, timeout: float = 60.0):
+        """An exclusive lock on ``ledger.sqlite3.lock`` for one writer's whole transaction
+        (SQLite's lock ends at the commit; the head file is written after it)."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: SQLite's lock only
+            return None
+        try:
+            f = open(self.directory / (_FILE + ".lock"), "a+")  # held open
+        except OSError as exc:
+            raise LedgerError(f"the ledger folder {self.directory} is read-only or missing "
+                              f"({exc}): releases cannot be recorded, so none are made") from None
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return f
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    f.close()
+                    raise LedgerError(f"the ledger {self.path} stayed locked for {timeout:.0f} s "
+                                      "by another process") from None
+                time.sleep(0.005)
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[tuple[sqlite3.Connection, str, list[tuple]]]:
+        """A verified read (the head file read first: concurrent writers move it ahead)."""
+        head = self.read_head()
+        con = self.connect(write=False)
+        try:
+            try:
+                con.execute("BEGIN")
+                if con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'meta'"
+                               ).fetchone()[0] == 0:
+                    raise LedgerIntegrityError(
+                        f"{self.path} is an old-format ledger: open it once for writing (any "
+                        "`dpcore ledger` command) to adopt it")
+                ledger_id, rows = self.verify(con, head, write=False)
+                yield con, ledger_id, rows
+            finally:
+                with contextlib.suppress(sqlite3.Error):
+                    con.execute("ROLLBACK")
+        except sqlite3.Error as exc:
+            raise _sqlite_error(self.path, exc) from None
+        finally:
+            con.close()
+
+
+
+# ---- reading the log into entries ---------------------------------------------------------------
+
+
+def entry_of(r: Sequence[Any]) -> LedgerEntry:
+    _, _, _, label, mechanism, params, guarantee, parts, analyst, t = r[:10]
+    p = json.loads(params)
+    if mechanism is not None:
+        p = {"mechanism": mechanism} | p
+    try:
+        ps = tuple(part_from_dict(d) for d in json.loads(parts)) if parts else None
+    except (ValueError, TypeError):
+        ps = (_UnknownPart(parts),)  # written by a newer version: basic composition only
+    return LedgerEntry(label, guarantee_from_dict(json.loads(guarantee)), p, t, ps, analyst)
+
+
+@dataclass(frozen=True)
+class _UnknownPart:
+    """A part written by a newer version: the entry is then accounted by basic composition."""
+
+    text: str
+    kind = "unknown"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"type": "unknown", "text": self.text}
+
+
+def key_state(rows: list[tuple], key: str) -> dict[str, Any]:
+    """What the log says about one data set: releases since the last reset, budget, etc."""
+    state: dict[str, Any] = {"releases": [], "budget": None, "accountant": None,
+                             "description": None, "name": None, "grants": {}}
+    for r in rows:
+        if r[1] != key:
+            continue
+        kind, params = r[2], json.loads(r[5])
+        if kind == "release":
+            state["releases"].append(r)
+        elif kind == "reset":
+            state["releases"] = []
+        elif kind == "budget":
+            state["budget"] = params["budget"]
+            state["accountant"] = {"accountant": params.get("accountant", "tight"),
+                                   "plan": params.get("plan")}
+            state["name"] = params.get("name", state["name"])
+        elif kind == "describe":
+            state["description"] = params["description"]
+        elif kind == "grant":
+            state["grants"][params["name"]] = params
+        elif kind == "revoke":
+            state["grants"].pop(params["name"], None)
+    return state
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(str(token).encode()).hexdigest()
+
+
+
+def adopt(directory: str | Path) -> dict[str, Any]:
+    """Accept the ledger file as it is now (a curator action after a restore): verify its
+    chain, and write a new head file. Returns what was found."""
+    store = Store(Path(directory).expanduser())
+    con = store.connect(write=True)
+    lock = store._lock()
+    try:
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            ledger_id = store.init_schema(con)
+            rows = con.execute(f"SELECT {_COLS} FROM entries ORDER BY id").fetchall()
+            n = len(rows)
+            last = rows[-1][11] if rows else _genesis(ledger_id)
+            head = Head(ledger_id, n, last, n, last)
+            store.verify(con, head, write=True)
+            store.append(con, ledger_id, "", "adopt", "file adopted by the curator",
+                         {"rows": n})
+            _, new_last = store.last(con, ledger_id)
+            store.write_head(Head(ledger_id, n + 1, new_last, n, last))
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
+        store.write_head(Head(ledger_id, n + 1, new_last, n + 1, new_last))
+    except sqlite3.Error as exc:
+        raise _sqlite_error(store.path, exc) from None
+    finally:
+        con.close()
+        if lock is not None:
+            lock.close()
+    return {"ledger_id": ledger_id, "rows": n}
+

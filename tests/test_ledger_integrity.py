@@ -17,7 +17,7 @@ import pytest
 from dpcore.cli import main
 from dpcore.core.errors import LedgerError, LedgerIntegrityError
 from dpcore.privacy.guarantees import ApproxDP, BudgetExceededError, PureDP, RandomDP
-from dpcore.privacy.ledger import LastingLedger, adopt, dataset_key, list_ledgers, named_key
+from dpcore.privacy.ledger import LastingLedger, dataset_key, list_ledgers, named_key
 from dpcore.release.curator import open_door
 from dpcore.release.door import LEDGER_UNAVAILABLE, ReleaseRefused
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 import os
 import types
 from collections.abc import Iterator
@@ -39,6 +40,8 @@ MIXTURE = {"n": 10_000, "d": 2, "k": 5, "sigma": 1.0, "center_radius": 10.0}
 
 _ROOT = Path(__file__).resolve().parents[1]
 _FRAME = _ROOT / "app.py"
+_LEFT_LEGACY_ROUTER = "_left_legacy_router"
+_LOG = logging.getLogger(__name__)
 
 
 def _frames() -> Iterator[types.FrameType]:
@@ -74,9 +77,18 @@ def _leave_legacy_router() -> None:
     sessions: this page registers itself (hidden navigation, so the deep link resolves to it)
     and re-runs, and the rerun goes through ``app.py``'s navigation, as every later session does.
     """
+    ss = st.session_state
     in_frame, page = _running_page()
-    if in_frame or page is None:
+    if page is None:  # app.py's own call, or not a page
         return
+    if in_frame:
+        ss.pop(_LEFT_LEGACY_ROUTER, None)
+        return
+    if ss.pop(_LEFT_LEGACY_ROUTER, False):  # the rerun did not reach app.py: never loop
+        _LOG.warning("dpcore: %s ran without app.py twice in a row; showing it as it is",
+                     page.name)
+        return
+    ss[_LEFT_LEGACY_ROUTER] = True
     # A placeholder takes the default slot: the default page's URL is "/", so the deep link
     # (e.g. "/ledger") would not resolve to this page ("Page not found" dialog).
     st.navigation([st.Page(_placeholder, default=True), st.Page(page)], position="hidden")

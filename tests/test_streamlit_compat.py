@@ -237,3 +237,25 @@ def test_a_page_run_by_the_legacy_router_reruns_through_the_frame(monkeypatch):
     assert [t.value for t in at.title][:1] == ["Privacy ledger"], [t.value for t in at.title]
     assert at.sidebar.selectbox(key="data").value == "cities"
     assert "pages/ledger.py" in at.session_state["nav_pages"]  # app.py's navigation ran
+
+
+def test_leaving_the_legacy_router_never_loops(monkeypatch, caplog):
+    """Were the page ever misjudged as run without ``app.py`` (the frame not found on the call
+    stack), it re-runs once, then shows the page as it is with a log line, instead of
+    re-running for ever."""
+    from pages import _common
+
+    clear_caches()
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    judged = _common._running_page
+
+    def misjudged():  # a page never finds app.py below it; app.py's own call is unchanged
+        in_frame, page = judged()
+        return (False, page) if page is not None else (in_frame, page)
+
+    monkeypatch.setattr(_common, "_running_page", misjudged)
+    with caplog.at_level(logging.WARNING, logger=_common.__name__):
+        at.switch_page("pages/ledger.py").run()
+    assert not at.exception
+    assert [t.value for t in at.title][:1] == ["Privacy ledger"]
+    assert any("without app.py twice" in r.getMessage() for r in caplog.records)

@@ -154,34 +154,17 @@ def _curator_door(data: str, schema: str, budget: str, ledger_dir: str):
     return open_door(data, schema, budget, ledger_dir or None)
 
 
-# Radii a release may use: declared, public by construction, or estimated privately *and charged*
-# (a radius read off the data, or estimated in explore mode without a charge, is not one).
-_PUBLIC_RADIUS = ("declared by you", "public bounds", "generator parameters",
-                  "estimated privately and charged", "half the diagonal of the declared bounds")
-
-
 def public_description(key: str, df: pd.DataFrame):
-    """The public description of a (non-curator) data key, or None without a public radius."""
-    from dpcore.release.schema import PublicDescription
+    """The public description of a (non-curator) data key, or None without a public radius:
+    :func:`dpcore.release.schema.release_description` decides from what the analyst did."""
+    from dpcore.release.schema import release_description
 
     sp = spec(key, df)
-    if sp["radius"] is None or not str(sp["radius_from"]).startswith(_PUBLIC_RADIUS):
-        return None
-    box = sp.get("public_description")  # an upload described per column (pages/_describe.py)
-    if key == UPLOAD and box is not None:
-        # Bounds prefilled from the data's min / max (explore mode) are never public.
-        if (sp.get("bounds_from_data") or "NOT private" in str(sp["radius_from"])
-                or list(box["columns"]) != list(sp["columns"])):
-            return None
-        d = len(box["columns"])
-        lower, upper = (([-1.0] * d, [1.0] * d) if box.get("scaled")  # the table is scaled
-                        else (box["lower"], box["upper"]))
-        # box["n"] is the upload's true row count: private, never part of the description.
-        return PublicDescription(columns=list(box["columns"]), lower=lower, upper=upper, n=None)
-    # The bundled samples and the synthetic mixture are public tables: their n is public too.
-    n = len(df) if key != UPLOAD else None
-    return PublicDescription(columns=list(sp["columns"]), center=sp["center"],
-                             radius=sp["radius"], n=n)
+    return release_description(
+        sp["columns"], radius=sp["radius"], radius_source=sp.get("radius_source", "none"),
+        center=sp["center"], box=sp.get("public_description") if key == UPLOAD else None,
+        bounds_from_data=sp.get("bounds_from_data") or (), n_rows=len(df),
+        table_is_public=key != UPLOAD)
 
 
 def release_door():
@@ -317,15 +300,18 @@ def default_spec(key: str, df: pd.DataFrame) -> dict[str, Any]:
         ds = SAMPLE_DATASETS[key]
         geo = box_geometry(ds.bounds)
         return {"columns": list(ds.columns), "center": list(geo.center), "radius": geo.radius,
-                "radius_from": "public bounds (longitude ∈ [-180, 180], latitude ∈ [-90, 90])"}
+                "radius_from": "public bounds (longitude ∈ [-180, 180], latitude ∈ [-90, 90])",
+                "radius_source": "public_bounds"}
     if key == SYNTHETIC:
         mix = mixture_params()
         d = mix["d"]
         radius = mix["center_radius"] + 4 * mix["sigma"] * np.sqrt(d)
         return {"columns": [f"x{j + 1}" for j in range(d)], "center": [0.0] * d,
-                "radius": float(radius), "radius_from": "generator parameters (public)"}
+                "radius": float(radius), "radius_from": "generator parameters (public)",
+                "radius_source": "generator"}
     cols = numeric_columns(df)
-    return {"columns": cols, "center": None, "radius": None, "radius_from": "not declared yet"}
+    return {"columns": cols, "center": None, "radius": None, "radius_from": "not declared yet",
+            "radius_source": "none"}
 
 
 def raw_frame(key: str) -> tuple[pd.DataFrame | None, str, str]:

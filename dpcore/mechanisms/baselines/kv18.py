@@ -33,7 +33,7 @@ import numpy as np
 from scipy.stats import special_ortho_group
 
 from dpcore.core.rng import RNGLike, as_generator
-from dpcore.privacy.guarantees import ZCDP, PrivacyLeakWarning, PureDP
+from dpcore.privacy.guarantees import ZCDP, PrivacyLeakWarning, PureDP, privacy_alias
 from dpcore.privacy.noise import add_gaussian, add_laplace, gaussian_sigma_zcdp
 
 __all__ = ["KV18Result", "kv18_clip_width", "kv18_mean", "kv18_mean_1d"]
@@ -41,11 +41,14 @@ __all__ = ["KV18Result", "kv18_clip_width", "kv18_mean", "kv18_mean_1d"]
 
 @dataclass(frozen=True)
 class KV18Result:
-    """A KV18 release: the estimate and its guarantee (``centre`` is the private range centre)."""
+    """A KV18 release: the estimate and its guarantee ``privacy_`` (``privacy`` is its deprecated
+    name); ``centre`` is the private range centre."""
 
     estimate: np.ndarray
     centre: np.ndarray
-    privacy: PureDP | ZCDP
+    privacy_: PureDP | ZCDP
+
+    privacy = privacy_alias("privacy")
 
 
 def kv18_clip_width(n: int, sigma: float, beta: float) -> float:

@@ -25,7 +25,7 @@ import numpy as np
 
 from dpcore.core.rng import RNGLike, as_generator
 from dpcore.data.limits import check_params
-from dpcore.privacy.guarantees import ZCDP, ApproxDP, Guarantee
+from dpcore.privacy.guarantees import ZCDP, ApproxDP, Guarantee, privacy_alias
 from dpcore.privacy.noise import add_gaussian, gaussian_sigma_zcdp
 
 from .counting import total_friends
@@ -68,12 +68,15 @@ def noisy_size_lower(n: int, rho1: float, delta: float, *, rng: RNGLike = None) 
 
 @dataclass(frozen=True)
 class FriendlyAvgResult:
-    """FriendlyAvg's output: ``estimate`` is ``None`` for ⊥ (``n̂ ≤ 0``)."""
+    """FriendlyAvg's output: ``estimate`` is ``None`` for ⊥ (``n̂ ≤ 0``); ``privacy_`` the
+    guarantee (``guarantee`` is its deprecated name)."""
 
     estimate: np.ndarray | None
     n_hat: float
     noise_sd: float | None
-    guarantee: ZCDP
+    privacy_: ZCDP
+
+    guarantee = privacy_alias("guarantee")
 
 
 def friendly_avg(
@@ -193,7 +196,8 @@ class FriendlyMeanResult:
     ----------
     estimate : (d,) array or None — ``None`` when FriendlyAvg aborted (⊥); see ``reason``.
     core_mask : (n,) bool — FriendlyCore's kept points.
-    guarantee : the guarantee delivered (ZCDP(ρ, δ), or ApproxDP(ε, δ) when called with ε).
+    privacy_ : the guarantee delivered (ZCDP(ρ, δ), or ApproxDP(ε, δ) when called with ε);
+        ``guarantee`` is its deprecated name.
     radius : float — r used (given, or found by FindDiam).
     radius_was_searched : bool
     failed : bool ; reason : str
@@ -203,7 +207,7 @@ class FriendlyMeanResult:
 
     estimate: np.ndarray | None
     core_mask: np.ndarray
-    guarantee: Guarantee
+    privacy_: Guarantee
     radius: float
     radius_was_searched: bool
     core: FriendlyCoreResult
@@ -212,6 +216,8 @@ class FriendlyMeanResult:
     failed: bool = False
     reason: str = ""
     budget: list = field(default_factory=list)
+
+    guarantee = privacy_alias("guarantee")
 
     @property
     def core_size(self) -> int:
@@ -272,7 +278,7 @@ def friendly_mean(
         ``X`` is a Poisson sample of the data at this public rate
         (:func:`~dpcore.mechanisms.friendlycore.sampling.poisson_rows`). With ``epsilon``: FC_Avg
         runs at the (ε_in, δ_in) whose amplification is (ε, δ) (:func:`.sampling.inner_budget`), so
-        the result's ``guarantee`` is the requested (ε, δ) for the *data*, not the sample.
+        the result's ``privacy_`` is the requested (ε, δ) for the *data*, not the sample.
     counts : array, optional
         Precomputed ``friend_counts(X, radius)`` (known diameter, exact counting only).
     """

@@ -13,16 +13,19 @@ from dpcore.data.geometry import clip_to_ball, row_norms
 from dpcore.data.limits import check_params
 from dpcore.mechanisms.lloyd.estimator import cluster_sums
 from dpcore.mechanisms.maxcover.accounting import NOISY_AVG_MAX_EPSILON, _check_privacy
-from dpcore.privacy.guarantees import ApproxDP
+from dpcore.privacy.guarantees import ApproxDP, privacy_alias
 from dpcore.privacy.noise import add_gaussian, add_laplace
 
 
 @dataclass(frozen=True)
 class NoisyAverage:
-    """Output of :func:`noisy_average`: the private mean and the guarantee it cost."""
+    """Output of :func:`noisy_average`: the private mean ``center`` and the guarantee it cost,
+    ``privacy_`` (``privacy`` is its deprecated name)."""
 
     center: np.ndarray
-    privacy: ApproxDP
+    privacy_: ApproxDP
+
+    privacy = privacy_alias("privacy")
 
 
 def _uniform_in_ball(size: int, dim: int, radius: float, gen: np.random.Generator) -> np.ndarray:
@@ -126,7 +129,7 @@ def noisy_average(
     Returns
     -------
     NoisyAverage
-        ``center`` (d,) and ``privacy`` = ApproxDP(ε, δ).
+        ``center`` (d,) and ``privacy_`` = ApproxDP(ε, δ).
     """
     check_params(epsilon=epsilon, delta=delta, radius=radius, required=True)
     X = np.asarray(X, dtype=float)
@@ -143,7 +146,7 @@ def noisy_average(
         delta=delta,
         rng=rng,
     )[0]
-    return NoisyAverage(center=center, privacy=ApproxDP(float(epsilon), float(delta)))
+    return NoisyAverage(center=center, privacy_=ApproxDP(float(epsilon), float(delta)))
 
 
 def _check_radius(radius: float) -> float:

@@ -8,9 +8,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpcore.core.errors import ParameterError
 from dpcore.core.rng import RNGLike, as_generator
+from dpcore.data import limits
 from dpcore.data.geometry import clip_to_ball, row_norms
-from dpcore.data.limits import check_params
+from dpcore.data.params import DELTA_POSITIVE, RADIUS_REQUIRED, Param, declare, validate_params
 from dpcore.mechanisms.lloyd.estimator import cluster_sums
 from dpcore.mechanisms.maxcover.accounting import NOISY_AVG_MAX_EPSILON, _check_privacy
 from dpcore.privacy.guarantees import ApproxDP, privacy_alias
@@ -102,6 +104,20 @@ def _noisy_averages_from_statistics(
     return centers
 
 
+def _check_noisy_avg_epsilon(value, name: str) -> float:
+    eps = limits.check_epsilon(value, name)
+    if eps > NOISY_AVG_MAX_EPSILON + 1e-12:
+        raise ParameterError(name, f"NoisyAVG is only proven (ε, δ)-DP for ε ≤ 1/3 (Theorem 2.6), "
+                                   f"got {name}={value!r}")
+    return eps
+
+
+@declare(
+    radius=RADIUS_REQUIRED,
+    epsilon=Param("float", limits.MIN_EPSILON, NOISY_AVG_MAX_EPSILON,
+                  check=_check_noisy_avg_epsilon, doc="privacy loss ε (NoisyAVG: ≤ 1/3)"),
+    delta=DELTA_POSITIVE,
+)
 def noisy_average(
     X: np.ndarray,
     *,
@@ -131,7 +147,8 @@ def noisy_average(
     NoisyAverage
         ``center`` (d,) and ``privacy_`` = ApproxDP(ε, δ).
     """
-    check_params(epsilon=epsilon, delta=delta, radius=radius, required=True)
+    validate_params(noisy_average._parameter_constraints,
+                    {"radius": radius, "epsilon": epsilon, "delta": delta})
     X = np.asarray(X, dtype=float)
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D array (m points × d), got shape {X.shape}")

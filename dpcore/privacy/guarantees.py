@@ -42,6 +42,7 @@ __all__ = [
     "ZCDP",
     "compose",
     "guarantee_from_dict",
+    "privacy_alias",
     "zcdp_to_epsilon",
 ]
 
@@ -271,6 +272,24 @@ def guarantee_from_dict(d: dict[str, Any]) -> Guarantee:
 # Composed δ or γ are capped just below 1 so a sum stays a valid (if vacuous) guarantee.
 _ONE_MINUS = math.nextafter(1.0, 0.0)
 _REL_TOL = 1e-9
+
+
+def privacy_alias(old: str) -> property:
+    """A read-only property ``old`` returning ``self.privacy_``: the deprecated name of a
+    result's delivered guarantee.
+
+    Every estimator and release-function result names its guarantee ``privacy_``; results that
+    called it ``privacy`` or ``guarantee`` keep that name as this alias for existing callers
+    (the release door and the run configurations still read them). It does not warn yet: the
+    run configurations record every warning of a run in its result.
+    """
+
+    def get(self) -> Guarantee:
+        return self.privacy_
+
+    get.__name__ = old
+    get.__doc__ = "Deprecated name of ``privacy_`` (the delivered guarantee); use ``privacy_``."
+    return property(get)
 
 
 def _leq(a: float, b: float) -> bool:

@@ -80,7 +80,7 @@ from dpcore.mechanisms.importance import (
     sampled_lloyd_epsilon,
     uniform_probabilities,
 )
-from dpcore.privacy.guarantees import PrivacyLeakWarning, PureDP, compose
+from dpcore.privacy.guarantees import PrivacyLeakWarning, PureDP, compose, privacy_alias
 from dpcore.scale.errors import PartitionError, ScaleError
 from dpcore.scale.errors import Parts as _Parts
 from dpcore.scale.errors import compute as _compute
@@ -333,8 +333,9 @@ class ScaleSample:
     mean_sq_norm : float or None
         The x̃ the coreset probabilities used.
     mean_sq_norm_source : {"declared", "private", "data", None}
-    guarantee : Guarantee or None
-        What releasing x̃ cost (``PureDP(stat_epsilon)``), None when nothing was spent.
+    privacy_ : Guarantee or None
+        What releasing x̃ cost (``PureDP(stat_epsilon)``), None when nothing was spent;
+        ``guarantee`` is its deprecated name.
     seconds : dict
         Wall time of each pass.
     size, dim : int
@@ -354,17 +355,19 @@ class ScaleSample:
     radius: float
     mean_sq_norm: float | None
     mean_sq_norm_source: str | None
-    guarantee: Any = None
+    privacy_: Any = None
     seconds: dict = field(default_factory=dict)
     size: int = 0
     dim: int = 0
     partitions: list | None = None
 
+    guarantee = privacy_alias("guarantee")
+
     def summary(self) -> str:
         stat = ""
         if self.mean_sq_norm is not None:
             stat = f"; mean squared norm {self.mean_sq_norm:.6g} ({self.mean_sq_norm_source})"
-        spent = f"; spent {self.guarantee}" if self.guarantee is not None else ""
+        spent = f"; spent {self.privacy_}" if self.privacy_ is not None else ""
         secs = sum(self.seconds.values())
         where = "" if self.partitions is None else ", kept on the cluster"
         return (f"{self.sampler} sample{where}: {self.size} of {self.n} rows (expected "
@@ -598,7 +601,7 @@ def importance_sample(
     return ScaleSample(
         X=X, weights=weights, indices=indices, n=total,
         partition_rows=rows, sample_size=m, sampler=sampler, lam=float(lam), radius=r,
-        mean_sq_norm=x_tilde, mean_sq_norm_source=source, guarantee=guarantee,
+        mean_sq_norm=x_tilde, mean_sq_norm_source=source, privacy_=guarantee,
         seconds={"pass1": t1 - t0, "pass2": t2 - t1}, size=size,
         dim=dim, partitions=kept,
     )
@@ -835,6 +838,6 @@ def kmeans(
                                     beta_count=cal.beta_count, radius=S.radius, rng=gen,
                                     progress=progress)
     lloyd_g = PureDP(cal.epsilon)
-    guarantee = lloyd_g if S.guarantee is None else compose(S.guarantee, lloyd_g)
+    guarantee = lloyd_g if S.privacy_ is None else compose(S.privacy_, lloyd_g)
     return ScaleKMeans(centers, guarantee, cal.beta_sum, cal.beta_count, S.n, sample=S,
                        seconds=dict(S.seconds) | {"lloyd": time.perf_counter() - t0})

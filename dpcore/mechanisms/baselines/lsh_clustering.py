@@ -31,12 +31,21 @@ states how much; it is a disadvantage to the baseline, never a privacy gain).
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 from scipy.optimize import brentq
 
 from dpcore.core.rng import RNGLike, as_generator
+from dpcore.data.base import DPClusterer, dense_matrix
 from dpcore.data.geometry import clip_to_ball
+from dpcore.data.params import (
+    DELTA_POSITIVE,
+    EPSILON_FINITE,
+    N_CLUSTERS,
+    RADIUS_REQUIRED,
+    Param,
+)
 from dpcore.privacy.guarantees import ApproxDP, zcdp_to_epsilon
 
 __all__ = ["LSHClustering", "discrete_laplace", "lsh_noise_parameters"]
@@ -79,7 +88,7 @@ def lsh_noise_parameters(epsilon: float, delta: float, max_depth: int) -> tuple[
     return alpha, 1.0 / (LAPLACE_MULTIPLIER * alpha)
 
 
-class LSHClustering:
+class LSHClustering(DPClusterer):
     """Private k-means by an LSH prefix tree ([CK21], Google's ``private_lsh_clustering``).
 
     Parameters
@@ -102,7 +111,18 @@ class LSHClustering:
         The private coreset (leaf averages) and their noisy counts.
     noise_multiplier_ : float
         α = σ/Λ of the leaf sums; ``count_parameter_`` is a.
+    n_features_in_ : int
     """
+
+    #: Every parameter's constraint (:mod:`dpcore.data.params`), read by ``fit`` and by every
+    #: other consumer; ``radius`` (Λ) is the proof's public input.
+    _parameter_constraints: ClassVar[dict[str, Param]] = {
+        "n_clusters": N_CLUSTERS,
+        "epsilon": EPSILON_FINITE,
+        "delta": DELTA_POSITIVE,
+        "radius": RADIUS_REQUIRED,
+        "max_depth": Param("int", 1, 62, doc="depth D of the LSH prefix tree"),
+    }
 
     def __init__(self, n_clusters: int, *, epsilon: float, delta: float, radius: float,
                  max_depth: int = 20, rng: RNGLike = None) -> None:
@@ -114,19 +134,8 @@ class LSHClustering:
         self.rng = rng
 
     def _check(self, X) -> np.ndarray:
-        k = self.n_clusters
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"n_clusters must be an integer ≥ 1, got {k!r}")
-        if not (math.isfinite(self.epsilon) and self.epsilon > 0):
-            raise ValueError(f"epsilon must be a finite number > 0, got {self.epsilon!r}")
-        if not 0 < self.delta < 1:
-            raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
-        if not (math.isfinite(self.radius) and self.radius > 0):
-            raise ValueError(f"radius must be a finite number > 0, got {self.radius!r}")
-        if isinstance(self.max_depth, bool) or not isinstance(self.max_depth, (int, np.integer)) \
-                or not 1 <= self.max_depth <= 62:
-            raise ValueError(f"max_depth must be an integer in [1, 62], got {self.max_depth!r}")
-        X = np.asarray(X, dtype=float)
+        self._validate_params()  # one declaration (_parameter_constraints) for every reader
+        X = dense_matrix(X)
         if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
             raise ValueError(f"X must be a non-empty 2-D array (n, d), got shape {X.shape}")
         if not np.all(np.isfinite(X)):
@@ -144,6 +153,7 @@ class LSHClustering:
         km.fit(coreset, sample_weight=weights)
         self.cluster_centers_ = km.cluster_centers_
         self.privacy_ = ApproxDP(float(self.epsilon), float(self.delta))
+        self.n_features_in_ = coreset.shape[1]
         return self
 
     def private_coreset(self, X, rng: RNGLike = None) -> tuple[np.ndarray, np.ndarray]:
@@ -215,4 +225,4 @@ class LSHClustering:
         """Index of the nearest centre of each row."""
         from dpcore.data.geometry import nearest_center
 
-        return nearest_center(np.asarray(X, dtype=float), self.cluster_centers_)[0]
+        return nearest_center(self._check_predict_X(X), self.cluster_centers_)[0]

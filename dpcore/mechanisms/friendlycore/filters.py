@@ -22,7 +22,7 @@ import numpy as np
 from scipy import special
 
 from dpcore.core.rng import RNGLike, as_generator
-from dpcore.privacy.guarantees import ZCDP, ApproxDP, PureDP, compose
+from dpcore.privacy.guarantees import ZCDP, ApproxDP, PureDP, compose, privacy_alias
 from dpcore.privacy.noise import add_gaussian, gaussian_sigma_zcdp
 
 from .counting import count_within, friend_counts, reference_fraction
@@ -51,18 +51,20 @@ class FilterResult:
     scores : (n,) float — ``z_i = w_i − m/2``.
     probabilities : (n,) float — ``Pr[v_i = 1]``: BasicFilter's ``p_i``; for zCDPFilter the
         probability given the released ``n̂`` (``Φ((z_i − τ)/σ)``).
-    guarantee : ZCDP or None — the filter's own guarantee (Lemma 4.2); ``None`` for BasicFilter,
-        whose privacy only exists through Thm 4.2.
+    privacy_ : ZCDP or None — the filter's own guarantee (Lemma 4.2); ``None`` for BasicFilter,
+        whose privacy only exists through Thm 4.2. ``guarantee`` is its deprecated name.
     n_hat, threshold, noise_sd : zCDPFilter's ``n̂``, ``τ`` and score noise σ (None for Basic).
     """
 
     mask: np.ndarray
     scores: np.ndarray
     probabilities: np.ndarray
-    guarantee: ZCDP | None = None
+    privacy_: ZCDP | None = None
     n_hat: float | None = None
     threshold: float | None = None
     noise_sd: float | None = None
+
+    guarantee = privacy_alias("guarantee")
 
     @property
     def size(self) -> int:
@@ -228,8 +230,9 @@ class FriendlyCoreResult:
     scores : (n,) float — ``z_i`` (``w_i − m/2``).
     probabilities : (n,) float — per-point inclusion probabilities (see :class:`FilterResult`).
     counts : (n,) int64 — friend counts among the reference set.
-    guarantee : ZCDP or None — the filter's own (ρ, δ) (zCDP paradigm); ``None`` for the DP
-        paradigm, whose end-to-end guarantee is :func:`dp_paradigm_guarantee`.
+    privacy_ : ZCDP or None — the filter's own (ρ, δ) (zCDP paradigm); ``None`` for the DP
+        paradigm, whose end-to-end guarantee is :func:`dp_paradigm_guarantee`. ``guarantee``
+        is its deprecated name.
     paradigm : "zcdp" or "dp"
     radius : float
     reference_size : int — ``m`` (``n`` when counting exactly).
@@ -240,7 +243,7 @@ class FriendlyCoreResult:
     scores: np.ndarray
     probabilities: np.ndarray
     counts: np.ndarray
-    guarantee: ZCDP | None
+    privacy_: ZCDP | None
     paradigm: str
     radius: float
     reference_size: int
@@ -250,6 +253,8 @@ class FriendlyCoreResult:
     alpha: float = 0.0
     extra: dict = field(default_factory=dict)
 
+    guarantee = privacy_alias("guarantee")
+
     @property
     def size(self) -> int:
         return int(self.mask.sum())
@@ -257,8 +262,8 @@ class FriendlyCoreResult:
     def end_to_end(self, downstream: ZCDP | ApproxDP | PureDP) -> ZCDP | ApproxDP:
         """Guarantee of ``A(core)`` for an f-friendly ``A`` with guarantee ``downstream``."""
         if self.paradigm == "zcdp":
-            assert self.guarantee is not None
-            return zcdp_paradigm_guarantee(self.guarantee, downstream)
+            assert self.privacy_ is not None
+            return zcdp_paradigm_guarantee(self.privacy_, downstream)
         return dp_paradigm_guarantee(downstream, alpha=self.alpha)
 
 

@@ -58,16 +58,29 @@ from __future__ import annotations
 import math
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from typing import ClassVar
 
 import numpy as np
 from scipy import sparse
 
 from dpcore.core.cancel import checkpoint
+from dpcore.core.errors import ParameterError
 from dpcore.core.kernels import assign_accumulate
 from dpcore.core.rng import RNGLike, as_generator
 from dpcore.core.threads import row_chunks, single_threaded_blas
+from dpcore.data.base import DPClusterer, dense_matrix
 from dpcore.data.geometry import clip_to_ball, nearest_center, overflow_error, row_norms
-from dpcore.data.limits import check_params
+from dpcore.data.params import (
+    BOUNDS,
+    EPSILON,
+    N_CLUSTERS,
+    N_ITER,
+    N_PUBLIC,
+    RADIUS,
+    SAMPLE_SIZE,
+    SHARE,
+    Param,
+)
 from dpcore.mechanisms.importance import (
     SAMPLERS,
     LloydCalibration,
@@ -88,6 +101,7 @@ from dpcore.mechanisms.importance.grid import (
     grid_poisson_sample,
 )
 from dpcore.mechanisms.lloyd.domain import (
+    SUM_NOISES,
     LloydDomain,
     auto_count_share,
     ball_domain,
@@ -99,6 +113,9 @@ from dpcore.privacy.guarantees import PrivacyLeakWarning, PureDP
 from dpcore.privacy.noise import add_l2_exponential, add_laplace
 
 __all__ = [
+    "INITS",
+    "SAMPLER",
+    "SUM_NOISE",
     "DPLloyd",
     "cluster_sums",
     "dp_lloyd",
@@ -114,6 +131,30 @@ __all__ = [
 # measured ≈ 5× faster than one n × k product on Covertype (566k × 54, k = 25).
 _BLOCK_ROWS = 4096
 PRESETS = ("paper", "auto")
+INITS = ("random_ball", "sample")
+
+
+def _check_init(value, name: str):
+    """``init``: one of :data:`INITS` or an array (its (k, d) shape is checked in ``fit``)."""
+    if isinstance(value, str | bytes) and value not in INITS:
+        raise ParameterError(name, f"{name} must be 'random_ball', 'sample' or a (k, d) array, "
+                                   f"got {value!r}"[:300])
+    return value
+
+
+def _check_callable(value, name: str):
+    if not callable(value):
+        raise ParameterError(name, f"{name} must be None or a callable (rows -> labels), got "
+                                   f"{value!r}"[:300])
+    return value
+
+
+#: Constraints shared with :class:`dpcore.estimators.dpkmeans.DPKMeans`.
+SUM_NOISE = Param("str", choices=SUM_NOISES,
+                  doc="box only: L2-exponential or per-coordinate Laplace sum noise, or the one "
+                      "with less noise")
+SAMPLER = Param("str", choices=SAMPLERS, special=(None,),
+                doc="importance sampler (None: every row)")
 
 
 def cluster_sums(
@@ -347,7 +388,7 @@ def random_ball_centers(
     return g * rad
 
 
-class DPLloyd:
+class DPLloyd(DPClusterer):
     """ε-DP k-means by (optionally importance-sampled) weighted DP-Lloyd.
 
     Fay, Mair & Sjölund (2024): Algorithm 2 with Poisson importance sampling (Def. 5) by a uniform,
@@ -441,7 +482,34 @@ class DPLloyd:
     sample_indices_, sample_weights_, probabilities_ : arrays
         Only when sampled: the kept rows, their weights 1/q and every point's q
         (``probabilities_`` with ``q_grid`` only when ``diagnostics=True``: a whole-data array).
+    n_features_in_ : int
     """
+
+    #: Every parameter's constraint (:mod:`dpcore.data.params`): ``fit`` checks them, the release
+    #: door, the run configurations and the dashboard read them. ``n``, ``radius`` and ``bounds``
+    #: are the public inputs of the privacy proof.
+    _parameter_constraints: ClassVar[dict[str, Param]] = {
+        "n_clusters": N_CLUSTERS,
+        "epsilon": EPSILON,
+        "radius": RADIUS,
+        "bounds": BOUNDS,
+        "sum_noise": SUM_NOISE,
+        "n_iter": N_ITER.also("auto", None),
+        "n": N_PUBLIC,
+        "preset": Param("str", choices=PRESETS, doc="the paper's configuration or budget rules"),
+        "sampler": SAMPLER,
+        "sample_size": SAMPLE_SIZE,
+        "q_grid": Param("int", 2, 10**9, special=(None,),
+                        doc="sampler='privacy': number of norm bins (None: exact q)"),
+        "diagnostics": Param("bool", doc="compute individual_epsilon_ (a pass over all rows)"),
+        "lam": Param("float", 0.0, 1.0, doc="λ of the coreset mixture"),
+        "init": Param("str", choices=INITS, check=_check_init,
+                      doc="initial centres: 'random_ball', 'sample' or a (k, d) array"),
+        "min_count": Param("float", doc="noisy counts below this keep the previous centre"),
+        "count_share": SHARE.also("auto", None),
+        "init_assign": Param("object", special=(None,), check=_check_callable,
+                             doc="public first partition: rows -> labels"),
+    }
 
     def __init__(
         self,
@@ -487,43 +555,19 @@ class DPLloyd:
     # ---- validation -------------------------------------------------------------------------
 
     def _check_params(self) -> tuple[int, float]:
-        # dpcore.data.limits ranges (issue 14): ε and k always; radius / n_iter may be left to a
-        # box domain or the budget-aware preset
-        check_params(epsilon=self.epsilon, n_clusters=self.n_clusters, lam=self.lam,
-                     required=True)
-        check_params(n_iter=self.n_iter, radius=self.radius, sample_size=self.sample_size)
-        k = self.n_clusters
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"n_clusters must be an integer ≥ 1, got {k!r}")
-        eps = float(self.epsilon)
-        if math.isnan(eps) or eps <= 0:
-            raise ValueError(f"epsilon must be > 0 (inf for no noise), got {self.epsilon!r}")
-        if self.bounds is None:
-            r = float(self.radius) if self.radius is not None else math.nan
-            if not (math.isfinite(r) and r > 0):
-                raise ValueError(f"radius must be a finite number > 0 (or give bounds=), got "
-                                 f"{self.radius!r}")
-        if self.preset not in PRESETS:
-            raise ValueError(f"preset must be one of {PRESETS}, got {self.preset!r}")
-        t = self.n_iter
-        if t is not None and t != "auto" and (
-                isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 1):
-            raise ValueError(f"n_iter must be an integer ≥ 1 or 'auto', got {t!r}")
-        if self.sampler is not None and self.sampler not in SAMPLERS:
-            raise ValueError(f"sampler must be None or one of {SAMPLERS}, got {self.sampler!r}")
-        if not 0.0 <= float(self.lam) <= 1.0:
-            raise ValueError(f"lam must be in [0, 1], got {self.lam!r}")
-        g = self.q_grid
-        if g is not None and (isinstance(g, bool) or not isinstance(g, (int, np.integer))
-                              or g < 2):
-            raise ValueError(f"q_grid must be None or an integer ≥ 2, got {g!r}")
-        return int(k), eps
+        """``_parameter_constraints`` (one declaration for every consumer) and what depends on
+        two parameters: k and ε, checked."""
+        p = self._validate_params()
+        if self.bounds is None and self.radius is None:
+            raise ParameterError("radius", "radius must be a finite number > 0 (or give "
+                                           "bounds=), got None")
+        return p["n_clusters"], float(p["epsilon"])
 
     @staticmethod
     def _check_X(X) -> np.ndarray:
         # Zero rows are a data set like any other: the release is then noise around the public
         # start, never a refusal (a refusal only on ∅ would tell ∅ from one row without noise).
-        X = np.asarray(X, dtype=float)
+        X = dense_matrix(X)
         if X.ndim != 2 or X.shape[1] == 0:
             raise ValueError(f"X must be a 2-D array (n, d) with d ≥ 1, got shape {X.shape}")
         return X
@@ -732,15 +776,6 @@ class DPLloyd:
 
     def predict(self, X) -> np.ndarray:
         """Index of the nearest learned centre for each row of X."""
-        if not hasattr(self, "cluster_centers_"):
-            raise ValueError("this DPLloyd is not fitted yet; call fit(X) first")
-        X = self._check_X(X)
-        self._squared_norms(X)  # finiteness
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, the model was fitted with "
-                             f"{self.n_features_in_}")
+        X = self._check_predict_X(X)
+        self._squared_norms(X)  # overflowing rows
         return nearest_center(X, self.cluster_centers_, block_rows=_BLOCK_ROWS)[0]
-
-    def fit_predict(self, X, y=None) -> np.ndarray:
-        """``fit(X)`` then ``predict(X)``."""
-        return self.fit(X).predict(X)

@@ -35,6 +35,7 @@ from dpcore.mechanisms.sensitivity.bernstein import (  # re-exported: these were
     bernstein_mechanism,
 )
 from dpcore.mechanisms.sensitivity.bernstein import bernstein_target as _bernstein_target
+from dpcore.privacy.guarantees import privacy_alias
 
 __all__ = [
     "BernsteinRelease",
@@ -708,8 +709,8 @@ class Release:
     value :
         The private response: an array or float (Laplace, Gaussian), a candidate (exponential),
         or a :class:`BernsteinRelease` (Bernstein).
-    guarantee : RandomDP
-        ``(ε, δ, γ)``-random DP (Theorem 15).
+    privacy_ : RandomDP
+        ``(ε, δ, γ)``-random DP (Theorem 15); ``guarantee`` is its deprecated name.
     sensitivity : SensitivityResult
         The sampler's estimate ``Δ̂`` with its sample and configuration.
     mechanism : str
@@ -717,14 +718,12 @@ class Release:
     """
 
     value: Any
-    guarantee: Any
+    privacy_: Any
     sensitivity: SensitivityResult
     mechanism: str
     noise_scale: float
 
-    @property
-    def privacy_(self):
-        return self.guarantee
+    guarantee = privacy_alias("guarantee")
 
 
 def sample_then_respond(
@@ -890,7 +889,7 @@ def sample_then_respond(
         released = candidates[released]
     return Release(
         value=released,
-        guarantee=RandomDP(epsilon=float(epsilon), delta=float(delta), gamma=config.gamma),
+        privacy_=RandomDP(epsilon=float(epsilon), delta=float(delta), gamma=config.gamma),
         sensitivity=est,
         mechanism=mechanism,
         noise_scale=scale,

@@ -64,12 +64,18 @@ from dpcore.mechanisms.lloyd.estimator import SAMPLER, SUM_NOISE, DPLloyd
 from dpcore.mechanisms.lloyd.staged import PARTITION_ROUNDS, SEEDING_PROGRESS, fit_lloyd_stage
 from dpcore.mechanisms.maxcover.estimator import fit_seeding, seed_share_of
 from dpcore.privacy.guarantees import ApproxDP, PureDP
-from dpcore.privacy.noise import laplace
+from dpcore.privacy.noise import laplace, public_randomness
 
 __all__ = ["PARTITION_ROUNDS", "SEEDINGS", "DPKMeans"]
 
 SEEDINGS = (None, "moments", "maxcover")
 _CHUNK = 16384
+
+
+@public_randomness("initial centres drawn around the private mean with the private spread: "
+                   "post-processing of released moments")
+def _spread_centres(mean: np.ndarray, sd: np.ndarray, k: int, gen: np.random.Generator):
+    return mean + sd * gen.standard_normal((k, mean.size))
 
 
 class DPKMeans(DPClusterer):
@@ -253,7 +259,7 @@ class DPKMeans(DPClusterer):
         mean = np.clip(mean, -h, h)
         sd = np.sqrt(np.clip(sq - mean * mean, 0.0, h * h))
         self.seeding_ = None
-        C = mean + sd * gen.standard_normal((int(self.n_clusters), h.size))
+        C = _spread_centres(mean, sd, int(self.n_clusters), gen)
         return np.clip(C, -h, h) + c, (1.0 - share) * eps
 
     def _maxcover_partition(self, X, eps, gen) -> tuple[float, object]:

@@ -45,12 +45,43 @@ nominal guarantee and yields a :class:`NoiseDefence` whose ``slack`` is the extr
 (``((1 + η)² − 1)·`` the nominal ε or ρ), a guarantee the door composes into its charge.
 Outside the context (explore mode, experiments) the adders draw exactly what
 ``value + laplace(...)`` drew before: same speed, same seeded streams.
+
+Which random draws are noise (the rule ``tests/test_noise_trap.py`` enforces)
+------------------------------------------------------------------------------
+In a release (the door's :func:`defended_noise` block) every call of a sampling method of
+:class:`numpy.random.Generator`, made directly or through a library such as SciPy, must come from
+one of three kinds of code. The innermost frame of the call stack that is dpcore code or a
+registered site decides (:func:`draw_site`):
+
+1. **defended noise**: the samplers behind this module's ``add_*`` adders, i.e. the seed of the
+   exact integer samplers (:func:`dpcore.privacy.discrete_noise.integer_source`) and the snapped
+   noise of :func:`add_l2_exponential` (only when reached from it with the defence active). The
+   bare float samplers (:func:`laplace`, :func:`gaussian`, :func:`sample_l2_exponential` called
+   directly) never are.
+2. **selection** (:func:`selection_sampler`): DP randomness whose result is a discrete choice, i.e.
+   :func:`exponential_mechanism`, the exact lazy or rejection samplers of its law (max-cover's grid
+   samplers) and a filter's Bernoulli selection. An index, a grid point or a bit has no low-order
+   bits for Mironov's attack to read.
+3. **public randomness** (:func:`public_randomness`): randomness that is not a noise term of a
+   statistic of the data. It is independent of the data (random directions, JL matrices,
+   rotations, grid shifts, initial centres in the declared domain, records of a public oracle),
+   or it chooses rows (Poisson subsampling, uniform part labels), or it drives a computation whose
+   output reaches the release only through a later DP step or after one (FriendlyCore's
+   non-private oracles; k-means++ on an already-private coreset, :func:`postprocessing_seed`).
+
+A registered site is a small named function that makes its draws itself and states why in its
+``reason``. It never adds a random term to a statistic of the private data: that is noise, and
+noise goes through an ``add_*`` adder. Every other draw in a release is *raw* noise; the trap
+test names the mechanism, the method and the call site. Registering costs nothing at run time
+(the decorators return the function unchanged).
 """
 
 from __future__ import annotations
 
 import contextvars
 import math
+import os
+import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -71,6 +102,7 @@ __all__ = [
     "add_laplace",
     "defended_noise",
     "defence_active",
+    "draw_site",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
     "gaussian",
@@ -78,7 +110,10 @@ __all__ = [
     "gaussian_sigma_zcdp",
     "laplace",
     "laplace_scale",
+    "postprocessing_seed",
+    "public_randomness",
     "sample_l2_exponential",
+    "selection_sampler",
 ]
 
 
@@ -87,6 +122,76 @@ def _scale(name: str, value: float) -> float:
     if not math.isfinite(v) or v < 0:
         raise ValueError(f"{name} must be finite and ≥ 0, got {value!r}")
     return v
+
+
+# --------------------------------------------------------------------------------------------
+# Draw sites: which random draws are not raw noise (module docstring)
+# --------------------------------------------------------------------------------------------
+
+#: Code object of a registered draw site -> (kind, reason); kind "public" or "selection".
+_DRAW_SITES: dict[types.CodeType, tuple[str, str]] = {}
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _draw_site_decorator(kind: str, reason: str):
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValueError("a draw site needs its reason (why its draws are not raw noise)")
+
+    def mark(fn):
+        _DRAW_SITES[fn.__code__] = (kind, reason.strip())
+        return fn
+
+    return mark
+
+
+def public_randomness(reason: str):
+    """Mark a function whose random draws are not a noise term (module docstring, kind 3).
+
+    The function must make its draws itself (the innermost frame decides) and must not add a
+    random term to a statistic of the private data; ``reason`` says why its draws are public.
+    Returns the function unchanged.
+    """
+    return _draw_site_decorator("public", reason)
+
+
+def selection_sampler(reason: str):
+    """Mark a sampler of DP randomness whose output is a discrete choice (module docstring,
+    kind 2): an index, a grid point, a bit. Returns the function unchanged."""
+    return _draw_site_decorator("selection", reason)
+
+
+def draw_site(frame: types.FrameType | None) -> tuple[str, str] | None:
+    """Why a random draw made from ``frame`` is not raw noise: ``(kind, reason)`` with kind
+    "defended", "selection" or "public", or None for a raw draw (module docstring).
+
+    The innermost frame, from ``frame`` outwards, that is a registered site or dpcore code
+    decides; frames of other libraries (numpy, SciPy, scikit-learn) are looked through.
+    """
+    f = frame
+    while f is not None:
+        code = f.f_code
+        if code is _l2_exponential_draw.__code__:
+            parent = f.f_back
+            if (parent is not None and parent.f_code is add_l2_exponential.__code__
+                    and defence_active()):
+                return "defended", "add_l2_exponential: noise snapped to the defended grid"
+            return None
+        if code is discrete_noise.integer_source.__code__:
+            return "defended", "seed of the exact integer samplers (CKS 2020)"
+        site = _DRAW_SITES.get(code)
+        if site is not None:
+            return site
+        if code.co_filename.startswith(_PACKAGE_DIR):
+            return None
+        f = f.f_back
+    return None
+
+
+@public_randomness("a seed for a library routine (scikit-learn's k-means++) run on values that "
+                   "are already private: post-processing")
+def postprocessing_seed(rng: RNGLike = None) -> int:
+    """An int seed for a library's ``random_state`` in post-processing of private values."""
+    return int(as_generator(rng).integers(2**31 - 1))
 
 
 def laplace(scale: float, size: int | tuple[int, ...] | None = None, *, rng: RNGLike = None):
@@ -135,13 +240,22 @@ def sample_l2_exponential(beta: float, dim: int, size: int, *, rng: RNGLike = No
     ndarray of shape (size, dim)
     """
     _refuse_bare("sample_l2_exponential")
+    return _l2_exponential_draw(*_check_l2_exponential(beta, dim, size), as_generator(rng))
+
+
+def _check_l2_exponential(beta: float, dim: int, size: int) -> tuple[float, int, int]:
     beta = float(beta)
     if not math.isfinite(beta) or beta <= 0:
         raise ValueError(f"beta must be finite and > 0, got {beta!r}")
     dim, size = int(dim), int(size)
     if dim < 1 or size < 0:
         raise ValueError(f"need dim ≥ 1 and size ≥ 0, got dim={dim}, size={size}")
-    gen = as_generator(rng)
+    return beta, dim, size
+
+
+def _l2_exponential_draw(beta: float, dim: int, size: int, gen: np.random.Generator):
+    """The float draw of :func:`sample_l2_exponential` (defended only when
+    :func:`add_l2_exponential` snaps it: :func:`draw_site`)."""
     direction = gen.standard_normal((size, dim))
     norms = np.linalg.norm(direction, axis=1, keepdims=True)
     # A zero normal vector has probability 0; guard anyway so we never divide by zero.
@@ -217,6 +331,7 @@ def _em_logits(scores, epsilon: float, sensitivity: float, monotonic: bool) -> n
         return (float(epsilon) / (factor * float(sensitivity))) * (s - s.max())
 
 
+@selection_sampler("the exponential mechanism's Gumbel-max draw: its output is an index")
 def exponential_mechanism(
     scores,
     epsilon: float,
@@ -465,9 +580,5 @@ def add_l2_exponential(value, beta: float, *, sensitivity: float, rng: RNGLike =
     if defence is None:
         return v + sample_l2_exponential(beta, d, k, rng=rng)
     lam = _grid(_check_sensitivity(sensitivity), math.sqrt(max(v.size, 1)), defence.eta)
-    token = _DEFENCE.set(None)
-    try:
-        z = sample_l2_exponential(beta, d, k, rng=rng)
-    finally:
-        _DEFENCE.reset(token)
+    z = _l2_exponential_draw(*_check_l2_exponential(beta, d, k), as_generator(rng))
     return (_to_units(v, lam) + _to_units(z, lam)) * lam

@@ -47,6 +47,7 @@ from dpcore.data.params import (
     Param,
 )
 from dpcore.privacy.guarantees import ApproxDP, zcdp_to_epsilon
+from dpcore.privacy.noise import postprocessing_seed, public_randomness
 
 __all__ = ["LSHClustering", "discrete_laplace", "lsh_noise_parameters"]
 
@@ -57,6 +58,11 @@ def discrete_laplace(a: float, size, gen: np.random.Generator) -> np.ndarray:
     """Discrete Laplace noise, P(z) ∝ exp(−a|z|) on the integers (difference of two geometrics)."""
     p = -math.expm1(-a)  # 1 − e^{−a}
     return np.asarray(gen.geometric(p, size=size) - gen.geometric(p, size=size), dtype=float)
+
+
+@public_randomness("SimHash directions of the LSH tree: independent of the data")
+def _simhash_directions(depth: int, d: int, gen: np.random.Generator) -> np.ndarray:
+    return gen.standard_normal((depth, d))
 
 
 def _counts(codes: np.ndarray, nodes: np.ndarray) -> np.ndarray:
@@ -149,7 +155,7 @@ class LSHClustering(DPClusterer):
         gen = as_generator(self.rng)
         coreset, weights = self.private_coreset(X, gen)
         km = KMeans(n_clusters=min(int(self.n_clusters), len(coreset)), init="k-means++",
-                    n_init=1, random_state=int(gen.integers(2**31 - 1)))
+                    n_init=1, random_state=postprocessing_seed(gen))
         km.fit(coreset, sample_weight=weights)
         self.cluster_centers_ = km.cluster_centers_
         self.privacy_ = ApproxDP(float(self.epsilon), float(self.delta))
@@ -168,7 +174,7 @@ class LSHClustering(DPClusterer):
         alpha, a = lsh_noise_parameters(self.epsilon, self.delta, depth)
         X = clip_to_ball(X, lam)
         n, d = X.shape
-        bits = (X @ gen.standard_normal((depth, d)).T < 0).astype(np.int64)  # (n, D) SimHash
+        bits = (X @ _simhash_directions(depth, d, gen).T < 0).astype(np.int64)  # (n, D) SimHash
 
         root = max(1.0, n + float(discrete_laplace(a, None, gen)))
         min_node = max(1, min(int(10.0 * math.sqrt(d) * alpha), int(root // (2 * k))))

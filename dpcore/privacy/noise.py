@@ -13,6 +13,8 @@
 * Value-aware adders :func:`add_laplace`, :func:`add_gaussian`, :func:`add_l2_exponential`:
   ``value + noise``. Mechanisms call these, never ``value + laplace(...)``, so that inside
   :func:`defended_noise` (the release door) every draw is floating-point safe.
+  :func:`add_discrete_laplace` adds P(z) ∝ exp(−a|z|) on ℤ to an integer statistic (a count):
+  the two-sided geometric mechanism.
 
 Floating-point defence (Mironov, CCS 2012)
 -----------------------------------------
@@ -32,6 +34,9 @@ only some doubles, and *which* doubles depends on the exact input: from one outp
   ρ(1 + η)²-zCDP (CKS 2020, Thm 4 / Prop. 5 for independent coordinates). ``sensitivity`` must be
   a *lower* bound on the true one: a smaller value only makes the grid finer (η·Δ_given/Δ_true
   ≤ η). Values are clamped to ±2⁶²λ first (1-Lipschitz, so free) so the integers stay in int64.
+* :func:`add_discrete_laplace` needs no grid: the value is an integer and the exact CKS sampler
+  draws the discrete Laplace with parameter a' = 1/s, s the smallest double ≥ 1/a, so a' ≤ a
+  (a little *more* noise) and the release keeps its nominal ε = a·Δ₁ without any slack.
 * :func:`add_l2_exponential` rounds the value to the ℓ2 grid the same way and snaps the (float)
   Gamma-radius noise to that grid, so the output is a multiple of λ whatever the input: the
   exact-input recovery of Mironov's attack is gone and the rounding costs the same (1 + η)
@@ -97,6 +102,7 @@ from dpcore.privacy.guarantees import ZCDP, ApproxDP, Guarantee, PureDP, RandomD
 __all__ = [
     "DEFAULT_ETA",
     "NoiseDefence",
+    "add_discrete_laplace",
     "add_gaussian",
     "add_l2_exponential",
     "add_laplace",
@@ -533,6 +539,52 @@ def add_laplace(value, scale: float, *, sensitivity: float, rng: RNGLike = None)
     src = discrete_noise.integer_source(rng)
     z = discrete_noise.discrete_laplace(Fraction(scale) / Fraction(lam), v.size, src)
     return _shape_out(v, (_to_units(v, lam) + z.reshape(v.shape)) * lam)
+
+
+def _discrete_laplace_scale(a: float) -> Fraction:
+    """The exact scale s = the smallest double ≥ 1/a, so that the parameter 1/s ≤ a."""
+    scale = Fraction(1.0 / a)
+    if Fraction(1) / scale > Fraction(a):
+        scale = Fraction(math.nextafter(1.0 / a, math.inf))
+    return scale
+
+
+def add_discrete_laplace(value, a: float, *, rng: RNGLike = None):
+    """``value + Z`` per coordinate with P(Z = z) ∝ exp(−a|z|), z ∈ ℤ, for an integer ``value``.
+
+    The two-sided geometric mechanism (Ghosh, Roughgarden & Sundararajan 2009): ε-DP for an
+    integer statistic of ℓ1 sensitivity Δ₁ with a = ε/Δ₁. Inside :func:`defended_noise` the noise
+    is the exact sampler of :func:`dpcore.privacy.discrete_noise.discrete_laplace` with parameter
+    a' ≤ a (module docstring: no grid, no slack); outside it (explore mode), the difference of
+    two numpy geometric draws: fast, but float-based and not proven exact.
+
+    Parameters
+    ----------
+    value : int, float or array
+        Integer values (a count, counts); a non-integer value is refused.
+    a : float
+        The parameter a > 0 (finite).
+    rng : None, int or Generator
+
+    Returns
+    -------
+    float for a scalar value, else a float array of the value's shape (integer-valued).
+    """
+    v = np.asarray(value, dtype=float)
+    a = float(a)
+    if not (math.isfinite(a) and a > 0):
+        raise ValueError(f"a must be finite and > 0, got {a!r}")
+    if not (np.all(np.isfinite(v)) and np.all(v == np.rint(v))
+            and np.all(np.abs(v) <= _CLAMP_UNITS)):
+        raise ValueError("add_discrete_laplace needs integer values (|value| ≤ 2^62)")
+    if _DEFENCE.get() is None:
+        p = -math.expm1(-a)  # 1 − e^{−a}: Geometric(p) − Geometric(p) has P(z) ∝ e^{−a|z|}
+        size = v.shape if v.ndim else None
+        gen = as_generator(rng)
+        return _shape_out(v, v + (gen.geometric(p, size=size) - gen.geometric(p, size=size)))
+    src = discrete_noise.integer_source(rng)
+    z = discrete_noise.discrete_laplace(_discrete_laplace_scale(a), v.size, src)
+    return _shape_out(v, (v.astype(np.int64) + z.reshape(v.shape)).astype(float))
 
 
 def add_gaussian(value, sigma, *, sensitivity: float, rng: RNGLike = None):

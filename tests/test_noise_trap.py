@@ -261,7 +261,6 @@ def test_every_mechanism_is_available_to_the_trap():
 
 #: What the trap caught when it was added, fixed by the next commits (strict: they must fail).
 KNOWN_RAW = {
-    "lsh_clustering": "float Generator.normal leaf sums, numpy Generator.geometric counts",
     "dpkmeans-moments": "bare noise.laplace (refused inside the defence: the release is ⊥)",
 }
 

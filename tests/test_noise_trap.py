@@ -259,26 +259,12 @@ def test_every_mechanism_is_available_to_the_trap():
     require(not UNAVAILABLE, f"mechanisms not available, so not trapped: {UNAVAILABLE}")
 
 
-#: What the trap caught when it was added, fixed by the next commits (strict: they must fail).
-KNOWN_RAW = {
-    "dpkmeans-moments": "bare noise.laplace (refused inside the defence: the release is ⊥)",
-}
-
-
-def _known(case, key: str):
-    if key not in KNOWN_RAW:
-        return case[0] if len(case) == 1 else case
-    return pytest.param(*case, marks=pytest.mark.xfail(strict=True, reason=KNOWN_RAW[key]))
-
-
-@pytest.mark.parametrize("name", [_known((n,), n) for n in sorted(MECHANISMS)])
+@pytest.mark.parametrize("name", sorted(MECHANISMS))
 def test_no_raw_noise_in_a_release_at_defaults(name, trap):
     _check(name, default_params(name), trap)
 
 
-@pytest.mark.parametrize(("name", "extra"),
-                         [_known(v, f"{v[0]}-{','.join(map(str, v[1].values()))}")
-                          for v in VARIANTS if v[0] in MECHANISMS],
+@pytest.mark.parametrize(("name", "extra"), [v for v in VARIANTS if v[0] in MECHANISMS],
                          ids=lambda v: v if isinstance(v, str) else ",".join(map(str, v.values())))
 def test_no_raw_noise_on_other_paths(name, extra, trap):
     _check(name, default_params(name) | extra, trap)

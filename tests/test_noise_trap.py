@@ -289,6 +289,29 @@ def test_trap_catches_a_raw_laplace_in_dp_lloyd(trap, monkeypatch):
     assert all(s.startswith("dpcore/mechanisms/lloyd/estimator.py") for s in sites), sites
 
 
+def test_trap_catches_the_lsh_baselines_former_raw_noise(trap, monkeypatch):
+    """The LSH baseline as it was before the trap: numpy geometric differences on the counts and
+    Generator.normal on the leaf sums, inside the release. Both are caught, at their call site."""
+    import math
+
+    import dpcore.mechanisms.baselines.lsh_clustering as lsh
+
+    def geometric_counts(value, a, *, rng=None):
+        value = np.asarray(value, dtype=float)
+        p = -math.expm1(-a)
+        size = value.shape if value.ndim else None
+        return value + (rng.geometric(p, size=size) - rng.geometric(p, size=size))
+
+    def normal_sums(value, sigma, *, sensitivity, rng=None):
+        return value + rng.normal(scale=sigma, size=np.shape(value))
+
+    monkeypatch.setattr(lsh, "add_discrete_laplace", geometric_counts)
+    monkeypatch.setattr(lsh, "add_gaussian", normal_sums)
+    trap_release("lsh_clustering", default_params("lsh_clustering"), trap)
+    assert {m for m, _ in trap.raw} == {"Generator.geometric", "Generator.normal"}, trap.report()
+    assert all("lsh_clustering.py" in site for _, site in trap.raw), trap.report()
+
+
 @pytest.fixture
 def toy(monkeypatch):
     """Register a throw-away mechanism whose run the test chooses; removed afterwards."""

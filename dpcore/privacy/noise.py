@@ -66,7 +66,9 @@ registered site decides (:func:`draw_site`):
 2. **selection** (:func:`selection_sampler`): DP randomness whose result is a discrete choice, i.e.
    :func:`exponential_mechanism`, the exact lazy or rejection samplers of its law (max-cover's grid
    samplers) and a filter's Bernoulli selection. An index, a grid point or a bit has no low-order
-   bits for Mironov's attack to read.
+   bits for Mironov's attack to read. (Their probabilities, Gumbel variates and acceptance tests
+   are still computed in floating point, a relative error of the law of order 2⁻⁵² that this rule
+   does not address.)
 3. **public randomness** (:func:`public_randomness`): randomness that is not a noise term of a
    statistic of the data. It is independent of the data (random directions, JL matrices,
    rotations, grid shifts, initial centres in the declared domain, records of a public oracle),

@@ -86,12 +86,15 @@ _PY_GLOBAL = ("betavariate", "choice", "choices", "expovariate", "gammavariate",
               "vonmisesvariate", "weibullvariate")
 
 
+def _raw_table() -> defaultdict:
+    return defaultdict(lambda: [0, 0])
+
+
 @dataclass
 class TrapLog:
     armed: bool = False
-    #: (method, call site) -> [calls, values]
-    raw: dict[tuple[str, str], list[int]] = field(default_factory=lambda: defaultdict(lambda: [0,
-                                                                                             0]))
+    #: (method, call site) -> [calls, values], for the draws draw_site does not allow
+    raw: dict[tuple[str, str], list[int]] = field(default_factory=_raw_table)
     plans: list = field(default_factory=list)
     #: (kind, call site) -> calls, for the draws draw_site allows
     allowed: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
@@ -180,7 +183,7 @@ def _global(module, prefix: str, name: str):
 @pytest.fixture
 def trap(monkeypatch):
     """Wrap the Generator's sampling methods, arm them while the door computes; yields the log."""
-    LOG.armed, LOG.raw, LOG.plans = False, defaultdict(lambda: [0, 0]), []
+    LOG.armed, LOG.raw, LOG.plans = False, _raw_table(), []
     LOG.allowed = defaultdict(int)
     monkeypatch.setattr(np.random, "default_rng", _trap_default_rng)
     monkeypatch.setattr(door_mod, "_entropy", lambda: TrapGenerator(np.random.PCG64()))
@@ -369,7 +372,6 @@ def test_draw_site_rule():
     assert noise.draw_site(None) is None
     here = sys._getframe()
     assert noise.draw_site(here) is None  # test code is neither dpcore nor registered
-    assert noise.draw_site(here) is None
     assert noise._DRAW_SITES[jl_matrix.__code__][0] == "public"
     with pytest.raises(ValueError, match="reason"):
         noise.public_randomness("  ")

@@ -25,6 +25,7 @@ import importlib
 import random
 import sys
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +35,7 @@ import pytest
 from strictness import require
 
 import dpcore.release.door as door_mod
-from dpcore.privacy import noise
+from dpcore.privacy import draw_sites, noise
 from dpcore.privacy.guarantees import PrivacyLedger, RandomDP
 from dpcore.release.door import ReleaseDoor
 from dpcore.release.runconfig import MECHANISMS, UNAVAILABLE, Mechanism, register
@@ -117,7 +118,7 @@ def _site(frame) -> str:
     f = frame
     while f is not None:
         code = f.f_code
-        if code in noise._DRAW_SITES or code.co_filename.startswith(noise._PACKAGE_DIR):
+        if code in draw_sites.SITES or code.co_filename.startswith(draw_sites.PACKAGE_DIR):
             break
         f = f.f_back
     f = f or frame
@@ -342,13 +343,17 @@ def test_trap_sees_draws_through_libraries_children_and_global_state(trap, toy):
         child = np.random.default_rng(int(rng.integers(2**32)))  # a new generator, seeded
         out = out + child.exponential(size=2)
         out = out + np.random.laplace(size=2) + random.gauss(0.0, 1.0)  # noqa: NPY002
+        with ThreadPoolExecutor(1) as pool:  # a worker thread does not inherit the defence
+            snapped = pool.submit(noise.add_l2_exponential, X[:1], 1.0, sensitivity=1.0, rng=rng)
+            out = out + snapped.result().sum()
         return out
 
     toy["draw"] = draw
     trap_release("toy_trap", {"epsilon": 0.5}, trap)
     assert {m for m, _ in trap.raw} == {
         "Generator.laplace", "Generator.normal", "Generator.integers", "Generator.exponential",
-        "numpy.random.laplace (global state)", "random.gauss (global state)"}, trap.report()
+        "Generator.standard_normal", "Generator.gamma", "numpy.random.laplace (global state)",
+        "random.gauss (global state)"}, trap.report()
 
 
 def test_trap_allows_defended_selection_and_public_draws(trap, toy):
@@ -372,12 +377,12 @@ def test_draw_site_rule():
     assert noise.draw_site(None) is None
     here = sys._getframe()
     assert noise.draw_site(here) is None  # test code is neither dpcore nor registered
-    assert noise._DRAW_SITES[jl_matrix.__code__][0] == "public"
+    assert draw_sites.SITES[jl_matrix.__code__][0] == "public"
     with pytest.raises(ValueError, match="reason"):
         noise.public_randomness("  ")
     # the bare float samplers are never an allowed site, not even inside the defence
     for fn in (noise.laplace, noise.gaussian, noise.sample_l2_exponential):
-        assert fn.__code__ not in noise._DRAW_SITES
+        assert fn.__code__ not in draw_sites.SITES and fn.__code__ not in draw_sites.DEFENDED
 
 
 def test_registered_draw_sites_are_small_named_and_give_a_reason():
@@ -386,12 +391,12 @@ def test_registered_draw_sites_are_small_named_and_give_a_reason():
     for module in ("dpcore.mechanisms.baselines", "dpcore.mechanisms.sensitivity.population"):
         importlib.import_module(module)  # every registration runs on import
 
-    assert len(noise._DRAW_SITES) >= 20
-    for code, (kind, reason) in noise._DRAW_SITES.items():
+    assert len(draw_sites.SITES) >= 20
+    for code, (kind, reason) in draw_sites.SITES.items():
         where = f"{code.co_filename}:{code.co_firstlineno} {code.co_name}"
         assert kind in ("public", "selection"), where
         assert len(reason) >= 20, where
-        assert code.co_filename.startswith(noise._PACKAGE_DIR), where
+        assert code.co_filename.startswith(draw_sites.PACKAGE_DIR), where
         assert code.co_name != "<lambda>", where
         lines = [ln for _, _, ln in code.co_lines() if ln is not None]
         assert max(lines) - code.co_firstlineno <= 30, f"{where} is too long to register whole"

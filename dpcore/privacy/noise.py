@@ -87,8 +87,6 @@ from __future__ import annotations
 
 import contextvars
 import math
-import os
-import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -99,6 +97,13 @@ from scipy import optimize, special
 
 from dpcore.core.rng import RNGLike, as_generator
 from dpcore.privacy import discrete_noise
+from dpcore.privacy.draw_sites import (  # re-exported: the rule is stated in this module
+    draw_site,
+    postprocessing_seed,
+    public_randomness,
+    register_defended,
+    selection_sampler,
+)
 from dpcore.privacy.guarantees import ZCDP, ApproxDP, Guarantee, PureDP, RandomDP
 
 __all__ = [
@@ -130,76 +135,6 @@ def _scale(name: str, value: float) -> float:
     if not math.isfinite(v) or v < 0:
         raise ValueError(f"{name} must be finite and ≥ 0, got {value!r}")
     return v
-
-
-# --------------------------------------------------------------------------------------------
-# Draw sites: which random draws are not raw noise (module docstring)
-# --------------------------------------------------------------------------------------------
-
-#: Code object of a registered draw site -> (kind, reason); kind "public" or "selection".
-_DRAW_SITES: dict[types.CodeType, tuple[str, str]] = {}
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def _draw_site_decorator(kind: str, reason: str):
-    if not isinstance(reason, str) or not reason.strip():
-        raise ValueError("a draw site needs its reason (why its draws are not raw noise)")
-
-    def mark(fn):
-        _DRAW_SITES[fn.__code__] = (kind, reason.strip())
-        return fn
-
-    return mark
-
-
-def public_randomness(reason: str):
-    """Mark a function whose random draws are not a noise term (module docstring, kind 3).
-
-    The function must make its draws itself (the innermost frame decides) and must not add a
-    random term to a statistic of the private data; ``reason`` says why its draws are public.
-    Returns the function unchanged.
-    """
-    return _draw_site_decorator("public", reason)
-
-
-def selection_sampler(reason: str):
-    """Mark a sampler of DP randomness whose output is a discrete choice (module docstring,
-    kind 2): an index, a grid point, a bit. Returns the function unchanged."""
-    return _draw_site_decorator("selection", reason)
-
-
-def draw_site(frame: types.FrameType | None) -> tuple[str, str] | None:
-    """Why a random draw made from ``frame`` is not raw noise: ``(kind, reason)`` with kind
-    "defended", "selection" or "public", or None for a raw draw (module docstring).
-
-    The innermost frame, from ``frame`` outwards, that is a registered site or dpcore code
-    decides; frames of other libraries (numpy, SciPy, scikit-learn) are looked through.
-    """
-    f = frame
-    while f is not None:
-        code = f.f_code
-        if code is _l2_exponential_draw.__code__:
-            parent = f.f_back
-            if (parent is not None and parent.f_code is add_l2_exponential.__code__
-                    and defence_active()):
-                return "defended", "add_l2_exponential: noise snapped to the defended grid"
-            return None
-        if code is discrete_noise.integer_source.__code__:
-            return "defended", "seed of the exact integer samplers (CKS 2020)"
-        site = _DRAW_SITES.get(code)
-        if site is not None:
-            return site
-        if code.co_filename.startswith(_PACKAGE_DIR):
-            return None
-        f = f.f_back
-    return None
-
-
-@public_randomness("a seed for a library routine (scikit-learn's k-means++) run on values that "
-                   "are already private: post-processing")
-def postprocessing_seed(rng: RNGLike = None) -> int:
-    """An int seed for a library's ``random_state`` in post-processing of private values."""
-    return int(as_generator(rng).integers(2**31 - 1))
 
 
 def laplace(scale: float, size: int | tuple[int, ...] | None = None, *, rng: RNGLike = None):
@@ -636,3 +571,11 @@ def add_l2_exponential(value, beta: float, *, sensitivity: float, rng: RNGLike =
     lam = _grid(_check_sensitivity(sensitivity), math.sqrt(max(v.size, 1)), defence.eta)
     z = _l2_exponential_draw(*_check_l2_exponential(beta, d, k), as_generator(rng))
     return (_to_units(v, lam) + _to_units(z, lam)) * lam
+
+
+register_defended(discrete_noise.integer_source, "seed of the exact integer samplers (CKS 2020)")
+register_defended(
+    _l2_exponential_draw, "add_l2_exponential: noise snapped to the defended grid",
+    when=lambda frame: (frame.f_back is not None
+                        and frame.f_back.f_code is add_l2_exponential.__code__
+                        and defence_active()))

@@ -21,6 +21,7 @@ from dpcore.mechanisms.baselines.lsh_clustering import (
 )
 from dpcore.privacy.audit import audit_epsilon
 from dpcore.privacy.guarantees import ZCDP, ApproxDP, PrivacyLeakWarning, PureDP, zcdp_to_epsilon
+from dpcore.privacy.noise import defended_noise
 
 # ------------------------------------------------------------------ KV18
 
@@ -166,6 +167,32 @@ def test_lsh_coreset_passes_audit_and_broken_variant_fails(monkeypatch):
     monkeypatch.setattr(lshmod, "lsh_noise_parameters",
                         lambda e, dl, depth: (real(e, dl, depth)[0] / 30, real(e, dl, depth)[1]))
     bad = audit_epsilon(_lsh_sampler(1.0), d0, d1, n_samples=3000, delta=1e-8, rng=2)
+    assert bad.epsilon_lower > 2.0
+
+
+def _lsh_defended_sampler():
+    """The release door's path: every coreset drawn inside defended_noise (exact discrete
+    Laplace counts, discrete Gaussian leaf sums on the defended grid)."""
+    inner = _lsh_sampler(1.0)
+
+    def sample(data, size, gen):
+        with defended_noise(ApproxDP(2.0, 1e-8)):
+            return inner(data, size, gen)
+
+    return sample
+
+
+def test_lsh_defended_coreset_passes_audit_and_broken_variant_fails(monkeypatch):
+    """The same audit on the noise a release draws: within the claimed ε = 2 (the door charges
+    ε(1 + η)²), and the 30× too small sum noise still fails it."""
+    d0 = np.zeros((40, 1))
+    d1 = np.vstack([d0, [[1.0]]])
+    ok = audit_epsilon(_lsh_defended_sampler(), d0, d1, n_samples=3000, delta=1e-8, rng=2)
+    assert ok.epsilon_lower <= 2.0
+    real = lshmod.lsh_noise_parameters
+    monkeypatch.setattr(lshmod, "lsh_noise_parameters",
+                        lambda e, dl, depth: (real(e, dl, depth)[0] / 30, real(e, dl, depth)[1]))
+    bad = audit_epsilon(_lsh_defended_sampler(), d0, d1, n_samples=3000, delta=1e-8, rng=2)
     assert bad.epsilon_lower > 2.0
 
 

@@ -64,12 +64,18 @@ from dpcore.mechanisms.lloyd.estimator import SAMPLER, SUM_NOISE, DPLloyd
 from dpcore.mechanisms.lloyd.staged import PARTITION_ROUNDS, SEEDING_PROGRESS, fit_lloyd_stage
 from dpcore.mechanisms.maxcover.estimator import fit_seeding, seed_share_of
 from dpcore.privacy.guarantees import ApproxDP, PureDP
-from dpcore.privacy.noise import laplace
+from dpcore.privacy.noise import add_laplace, public_randomness
 
 __all__ = ["PARTITION_ROUNDS", "SEEDINGS", "DPKMeans"]
 
 SEEDINGS = (None, "moments", "maxcover")
 _CHUNK = 16384
+
+
+@public_randomness("initial centres drawn around the private mean with the private spread: "
+                   "post-processing of released moments")
+def _spread_centres(mean: np.ndarray, sd: np.ndarray, k: int, gen: np.random.Generator):
+    return mean + sd * gen.standard_normal((k, mean.size))
 
 
 class DPKMeans(DPClusterer):
@@ -246,14 +252,17 @@ class DPKMeans(DPClusterer):
             s1 += y.sum(axis=0)
             s2 += np.einsum("ij,ij->j", y, y)
         u1, u2 = np.cbrt(h / h.max()), np.cbrt((h / h.max()) ** 2)
-        n_noisy = count + laplace(1.0 / e3, rng=gen)
-        n_noisy = max(n_noisy, 1.0)
-        mean = (s1 + laplace(float(np.sum(h / u1)) / e3, size=h.size, rng=gen) * u1) / n_noisy
-        sq = (s2 + laplace(float(np.sum(h * h / u2)) / e3, size=h.size, rng=gen) * u2) / n_noisy
+        # Lap(β·u_i) per coordinate = u_i·(s_i/u_i + Lap(β)): through the value-aware adder (the
+        # defended one in a release) with the ℓ1 sensitivities of s/u (a bare laplace() refused
+        # there, so every door release of this seeding was ⊥).
+        n_noisy = max(add_laplace(count, 1.0 / e3, sensitivity=1.0, rng=gen), 1.0)
+        sens1, sens2 = float(np.sum(h / u1)), float(np.sum(h * h / u2))
+        mean = add_laplace(s1 / u1, sens1 / e3, sensitivity=sens1, rng=gen) * u1 / n_noisy
+        sq = add_laplace(s2 / u2, sens2 / e3, sensitivity=sens2, rng=gen) * u2 / n_noisy
         mean = np.clip(mean, -h, h)
         sd = np.sqrt(np.clip(sq - mean * mean, 0.0, h * h))
         self.seeding_ = None
-        C = mean + sd * gen.standard_normal((int(self.n_clusters), h.size))
+        C = _spread_centres(mean, sd, int(self.n_clusters), gen)
         return np.clip(C, -h, h) + c, (1.0 - share) * eps
 
     def _maxcover_partition(self, X, eps, gen) -> tuple[float, object]:

@@ -100,7 +100,7 @@ from dpcore.mechanisms.maxcover.accounting import NOISY_AVG_MAX_EPSILON
 from dpcore.mechanisms.maxcover.averaging import noisy_cluster_averages
 from dpcore.mechanisms.maxcover.grid import jl_matrix
 from dpcore.privacy.guarantees import ApproxDP, PrivacyLeakWarning
-from dpcore.privacy.noise import add_laplace, exponential_mechanism
+from dpcore.privacy.noise import add_laplace, exponential_mechanism, public_randomness
 
 __all__ = [
     "DEFAULT_SPLIT",
@@ -267,6 +267,17 @@ def _distance_blocks(Y: np.ndarray, candidates: np.ndarray, max_cells: int):
     return lambda: (squared_distances(Y[s:s + step], candidates).T for s in range(0, n, step))
 
 
+@public_randomness("the local search's start: k uniform indices of the candidate set, "
+                   "independent of the data")
+def _start_ids(m: int, k: int, gen: np.random.Generator) -> np.ndarray:
+    return gen.integers(m, size=k)
+
+
+@public_randomness("a uniform random shift of the partition grid: independent of the data")
+def _grid_shift(r_p: float, p: int, gen: np.random.Generator) -> np.ndarray:
+    return gen.uniform(-r_p / 2, r_p / 2, size=p)
+
+
 def private_local_search(Y: np.ndarray, candidates: np.ndarray, k: int, *, epsilon: float,
                          lam: float, n_swaps: int | None = None, rng: RNGLike = None,
                          max_cells: int = 2**23) -> tuple[np.ndarray, int]:
@@ -286,7 +297,7 @@ def private_local_search(Y: np.ndarray, candidates: np.ndarray, k: int, *, epsil
     eps_step = epsilon / (T + 1)
     sens = float(lam) ** 2
     blocks = _distance_blocks(Y, candidates, max_cells)
-    ids = gen.integers(m, size=k)
+    ids = _start_ids(m, k, gen)
     record, costs = [], []
     for _ in range(T):
         new = sum(_swap_costs(D, ids) for D in blocks())  # (k, m)
@@ -474,7 +485,7 @@ class Balcan17KMeans(DPClusterer):
         gamma = 2.0 * math.log(max(n_pub, 2)) / eps_level
         cands, noisy = [], []
         for s in range(parts):
-            shift = np.zeros(p) if s == 0 else gen.uniform(-r_p / 2, r_p / 2, size=p)
+            shift = np.zeros(p) if s == 0 else _grid_shift(r_p, p, gen)
             c, nc = private_partition(Y + shift, half_side=r_p, levels=L, eps_level=eps_level,
                                       threshold=gamma, rng=gen, return_counts=True)
             cands.append(c - shift)

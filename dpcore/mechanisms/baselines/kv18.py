@@ -36,7 +36,12 @@ from dpcore.core.rng import RNGLike, as_generator
 from dpcore.data import limits
 from dpcore.data.params import N_PUBLIC_INT, RHO, SHARE, Param, declare, validate_params
 from dpcore.privacy.guarantees import ZCDP, PrivacyLeakWarning, PureDP, privacy_alias
-from dpcore.privacy.noise import add_gaussian, add_laplace, gaussian_sigma_zcdp
+from dpcore.privacy.noise import (
+    add_gaussian,
+    add_laplace,
+    gaussian_sigma_zcdp,
+    public_randomness,
+)
 
 __all__ = ["KV18Result", "kv18_clip_width", "kv18_mean", "kv18_mean_1d"]
 
@@ -121,6 +126,11 @@ def kv18_mean_1d(
     return KV18Result(np.array([est]), np.array([centre]), PureDP(epsilon))
 
 
+@public_randomness("KV18's random rotation (Haar on SO(d)): independent of the data")
+def _random_rotation(d: int, gen: np.random.Generator) -> np.ndarray:
+    return special_ortho_group.rvs(d, random_state=gen)
+
+
 @declare(
     rho=RHO,
     sigma=Param("float", limits.MIN_RADIUS, limits.MAX_RADIUS,
@@ -168,7 +178,7 @@ def kv18_mean(
         warnings.warn(f"n_public not given: KV18 uses the data's size n={n} as public (its "
                       "replace-one model); pass n_public", PrivacyLeakWarning, stacklevel=2)
     n_pub = n if n_public is None else int(n_public)
-    Q = special_ortho_group.rvs(d, random_state=gen) if rotate and d > 1 else np.eye(d)
+    Q = _random_rotation(d, gen) if rotate and d > 1 else np.eye(d)
     Y = X @ Q
     half = math.ceil(radius / sigma)
     counts = _bin_counts(Y, sigma, half)

@@ -26,6 +26,20 @@ the PLD accountant; we calibrate the same knob with zCDP composition (each ε_c-
 this version adds somewhat **more** noise than Google's at the same (ε, δ)
 (:attr:`noise_multiplier_`
 states how much; it is a disadvantage to the baseline, never a privacy gain).
+
+**Noise in a release** (:func:`dpcore.privacy.noise.defended_noise`, the release door). All noise
+goes through the adders of :mod:`dpcore.privacy.noise`. The counts get
+:func:`~dpcore.privacy.noise.add_discrete_laplace`: the exact discrete Laplace of Canonne, Kamath
+& Steinke (2020) with parameter a' ≤ a, so each count level stays ε_c-DP (a'·1 ≤ a = ε_c). The
+leaf sums get :func:`~dpcore.privacy.noise.add_gaussian` once, all leaves together: the sums are
+rounded to a grid λℤ (λ a power of two ≤ ηΛ/√s, s the number of coordinates) and the exact
+discrete Gaussian with σ/λ is added, which is (Λ/λ + √s)²λ²/(2σ²) ≤ (1 + η)²/(2α²)-zCDP
+(CKS 2020, the same ρ as the continuous Gaussian at an integer sensitivity). The total ρ is then
+at most (1 + η)² times the nominal one and ε(ρ) = ρ + 2√(ρ ln(1/δ)) at most (1 + η)² times the
+nominal ε: the slack the door charges (:class:`~dpcore.privacy.noise.NoiseDefence`), so the
+reported (ε, δ) and the charged (ε(1 + η)², δ) hold. Outside a release (explore mode, the
+experiments) the adders draw what this module drew before (numpy geometric differences and
+``Generator.normal``): the same seeded streams.
 """
 
 from __future__ import annotations
@@ -47,6 +61,12 @@ from dpcore.data.params import (
     Param,
 )
 from dpcore.privacy.guarantees import ApproxDP, zcdp_to_epsilon
+from dpcore.privacy.noise import (
+    add_discrete_laplace,
+    add_gaussian,
+    postprocessing_seed,
+    public_randomness,
+)
 
 __all__ = ["LSHClustering", "discrete_laplace", "lsh_noise_parameters"]
 
@@ -54,9 +74,14 @@ LAPLACE_MULTIPLIER = 20.0  # Google's default: count parameter a = 1 / (20 α)
 
 
 def discrete_laplace(a: float, size, gen: np.random.Generator) -> np.ndarray:
-    """Discrete Laplace noise, P(z) ∝ exp(−a|z|) on the integers (difference of two geometrics)."""
-    p = -math.expm1(-a)  # 1 − e^{−a}
-    return np.asarray(gen.geometric(p, size=size) - gen.geometric(p, size=size), dtype=float)
+    """Discrete Laplace noise, P(z) ∝ exp(−a|z|) on the integers
+    (:func:`dpcore.privacy.noise.add_discrete_laplace` on zeros: exact inside a release)."""
+    return np.asarray(add_discrete_laplace(np.zeros(() if size is None else size), a, rng=gen))
+
+
+@public_randomness("SimHash directions of the LSH tree: independent of the data")
+def _simhash_directions(depth: int, d: int, gen: np.random.Generator) -> np.ndarray:
+    return gen.standard_normal((depth, d))
 
 
 def _counts(codes: np.ndarray, nodes: np.ndarray) -> np.ndarray:
@@ -149,7 +174,7 @@ class LSHClustering(DPClusterer):
         gen = as_generator(self.rng)
         coreset, weights = self.private_coreset(X, gen)
         km = KMeans(n_clusters=min(int(self.n_clusters), len(coreset)), init="k-means++",
-                    n_init=1, random_state=int(gen.integers(2**31 - 1)))
+                    n_init=1, random_state=postprocessing_seed(gen))
         km.fit(coreset, sample_weight=weights)
         self.cluster_centers_ = km.cluster_centers_
         self.privacy_ = ApproxDP(float(self.epsilon), float(self.delta))
@@ -168,9 +193,9 @@ class LSHClustering(DPClusterer):
         alpha, a = lsh_noise_parameters(self.epsilon, self.delta, depth)
         X = clip_to_ball(X, lam)
         n, d = X.shape
-        bits = (X @ gen.standard_normal((depth, d)).T < 0).astype(np.int64)  # (n, D) SimHash
+        bits = (X @ _simhash_directions(depth, d, gen).T < 0).astype(np.int64)  # (n, D) SimHash
 
-        root = max(1.0, n + float(discrete_laplace(a, None, gen)))
+        root = max(1.0, float(add_discrete_laplace(n, a, rng=gen)))
         min_node = max(1, min(int(10.0 * math.sqrt(d) * alpha), int(root // (2 * k))))
         min_branch = 3 * min_node
 
@@ -191,7 +216,7 @@ class LSHClustering(DPClusterer):
             # Both children of every branching node get a noisy count, empty or not, so which
             # counts are released depends on the data only through released counts.
             children = np.concatenate([2 * parents, 2 * parents + 1])
-            noisy = _counts(codes[:, level + 1], children) + discrete_laplace(a, children.size, gen)
+            noisy = add_discrete_laplace(_counts(codes[:, level + 1], children), a, rng=gen)
             keep = noisy >= min_node
             childless = ~(keep[: parents.size] | keep[parents.size:])
             leaves.append((level, parents[childless], parent_counts[childless]))
@@ -199,23 +224,25 @@ class LSHClustering(DPClusterer):
             level += 1
         leaves.append((level, nodes, counts))
 
-        # Each point lies in at most one leaf: one Gaussian release of all leaf sums.
-        sigma = alpha * lam
-        centres, weights = [], []
+        # Each point lies in at most one leaf: one Gaussian release of all leaf sums (ℓ2
+        # sensitivity Λ), through the defended adder (module docstring, "Noise in a release").
+        sums, weights = [], []
         for lev, prefixes, cnt in leaves:
             if prefixes.size == 0:
                 continue
             order = np.argsort(prefixes)
             pos = np.clip(np.searchsorted(prefixes[order], codes[:, lev]), 0, prefixes.size - 1)
             member = prefixes[order][pos] == codes[:, lev]
-            sums = np.zeros((prefixes.size, d))
-            np.add.at(sums, order[pos[member]], X[member])
-            sums += gen.normal(scale=sigma, size=sums.shape)
-            c = np.maximum(cnt, 1.0)
-            centres.append(sums / c[:, None])
-            weights.append(c)
-        centres = np.concatenate(centres) if centres else np.zeros((1, d))
-        weights = np.concatenate(weights) if weights else np.ones(1)
+            leaf_sums = np.zeros((prefixes.size, d))
+            np.add.at(leaf_sums, order[pos[member]], X[member])
+            sums.append(leaf_sums)
+            weights.append(np.maximum(cnt, 1.0))
+        if sums:
+            weights = np.concatenate(weights)
+            noisy = add_gaussian(np.concatenate(sums), alpha * lam, sensitivity=lam, rng=gen)
+            centres = noisy / weights[:, None]
+        else:
+            centres, weights = np.zeros((1, d)), np.ones(1)
         self.coreset_, self.coreset_weights_ = clip_to_ball(centres, lam), weights
         self.noise_multiplier_, self.count_parameter_ = alpha, a
         self.min_points_in_node_, self.min_points_in_branching_node_ = min_node, min_branch

@@ -91,7 +91,7 @@ from dpcore.data.params import (
     Param,
 )
 from dpcore.privacy.guarantees import ZCDP, ApproxDP, Guarantee, compose, zcdp_to_epsilon
-from dpcore.privacy.noise import add_gaussian, gaussian_sigma_zcdp
+from dpcore.privacy.noise import add_gaussian, gaussian_sigma_zcdp, public_randomness
 
 from .averaging import find_diam, friendly_avg, noisy_size_lower, rho_for_epsilon
 from .counting import match_counts, match_permutation, ordered_tuple_counts
@@ -111,6 +111,8 @@ _FILTER_PARTS = ("tuple_core", "ordered_core")
 _SIZE_SHARE = 0.1
 
 
+@public_randomness("uniform part labels: split the rows into t parts independently of their "
+                   "values")
 def assign_parts(n: int, t: int, rng: np.random.Generator) -> np.ndarray:
     """I.i.d. uniform part labels in {0..t−1}, one per point, independent of the data values.
 
@@ -128,6 +130,8 @@ def replacement_multiplier(split: dict[str, float]) -> float:
     return 4.0 * (1.0 - _SIZE_SHARE) * filters + _SIZE_SHARE * filters + (1.0 - filters)
 
 
+@public_randomness("junk tuples of too-small parts, uniform in the public ball: independent of "
+                   "the data")
 def _uniform_in_ball(size: int, k: int, d: int, radius: float, gen: np.random.Generator):
     g = gen.standard_normal((size, k, d))
     g /= np.maximum(np.linalg.norm(g, axis=2, keepdims=True), 1e-300)
@@ -156,6 +160,8 @@ _BATCHED: dict[str, Callable[[np.ndarray, int, np.random.Generator], np.ndarray]
 _PER_PART: dict[str, Oracle] = {"sklearn": sklearn_oracle}
 
 
+@public_randomness("FriendlyReorder's random relabelling of the k positions: a permutation "
+                   "independent of the data")
 def _reorder(T: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """FriendlyReorder (Sec. 5.2.2): order every tuple like the first, then a random relabelling."""
     if T.shape[0] == 0:

@@ -23,7 +23,12 @@ from scipy import special
 
 from dpcore.core.rng import RNGLike, as_generator
 from dpcore.privacy.guarantees import ZCDP, ApproxDP, PureDP, compose, privacy_alias
-from dpcore.privacy.noise import add_gaussian, gaussian_sigma_zcdp
+from dpcore.privacy.noise import (
+    add_gaussian,
+    gaussian_sigma_zcdp,
+    public_randomness,
+    selection_sampler,
+)
 
 from .counting import count_within, friend_counts, reference_fraction
 from .validation import check_points, check_positive, check_privacy
@@ -80,6 +85,17 @@ def _scores(counts: np.ndarray, reference_size: int | None) -> tuple[np.ndarray,
     return counts.astype(float) - m / 2.0, m
 
 
+@selection_sampler("BasicFilter's selection v_i ~ Bern(p_i): one bit per element")
+def _bernoulli_mask(p: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+    return gen.random(p.size) < p
+
+
+@public_randomness("the reference set of sampled counting: a Poisson sample of the rows (App. B), "
+                   "no noise term")
+def _reference_mask(n: int, q: float, gen: np.random.Generator) -> np.ndarray:
+    return gen.random(n) < q
+
+
 @dataclass(frozen=True)
 class BasicFilter:
     """BasicFilter(D, f, α) of Sec. 4.1 (Algorithm "BasicFilter").
@@ -111,7 +127,7 @@ class BasicFilter:
         """Sample ``v ~ Bern(p)`` from exact friend counts."""
         z, _ = _scores(counts, None)
         p = self.probabilities(counts)
-        v = as_generator(rng).random(p.size) < p
+        v = _bernoulli_mask(p, as_generator(rng))
         return FilterResult(mask=v, scores=z, probabilities=p)
 
 
@@ -394,7 +410,7 @@ def friendly_core(
         if counts is not None:
             raise ValueError("precomputed counts are only for exact counting (sample_size=None)")
         q = reference_fraction(check_positive("sample_size", sample_size), n_hat)
-        in_ref = gen.random(n) < q
+        in_ref = _reference_mask(n, q, gen)
         counts = count_within(X, X[in_ref], radius)
         m = int(in_ref.sum())
         extra = {"reference_mask": in_ref, "reference_rate": q}

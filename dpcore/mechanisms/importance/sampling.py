@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpcore.core.rng import RNGLike, as_generator
+from dpcore.privacy.noise import public_randomness
 
 __all__ = [
     "SAMPLERS",
@@ -613,6 +614,8 @@ def variance_optimal_probabilities(X, sample_size: float) -> np.ndarray:
     return q
 
 
+@public_randomness("Poisson subsampling: chooses which rows enter (amplification), adds no "
+                   "noise term")
 def poisson_sample(q, *, rng: RNGLike = None) -> tuple[np.ndarray, np.ndarray]:
     """Poisson importance sampling (Definition 5).
 

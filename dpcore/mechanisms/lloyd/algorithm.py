@@ -20,7 +20,7 @@ from dpcore.core.rng import RNGLike, as_generator
 from dpcore.core.threads import row_chunks, single_threaded_blas
 from dpcore.data.geometry import clip_to_ball, overflow_error
 from dpcore.mechanisms.lloyd.domain import LloydDomain, ball_domain
-from dpcore.privacy.noise import add_l2_exponential, add_laplace
+from dpcore.privacy.noise import add_l2_exponential, add_laplace, public_randomness
 
 __all__ = ["BLOCK_ROWS", "cluster_sums", "dp_lloyd", "lloyd_statistics", "noisy_lloyd_update",
            "random_ball_centers"]
@@ -245,6 +245,7 @@ def dp_lloyd(
     return history
 
 
+@public_randomness("initial centres uniform in the public ball: independent of the data")
 def random_ball_centers(
     n_clusters: int, dim: int, radius: float, *, rng: RNGLike = None, scale: float = 0.5
 ) -> np.ndarray:

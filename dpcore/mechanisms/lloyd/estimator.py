@@ -113,6 +113,7 @@ from dpcore.mechanisms.lloyd.domain import (
     error_budget_n_iter,
 )
 from dpcore.privacy.guarantees import PrivacyLeakWarning, PureDP
+from dpcore.privacy.noise import public_randomness
 
 __all__ = [
     "INITS",
@@ -153,6 +154,18 @@ SUM_NOISE = Param("str", choices=SUM_NOISES,
                       "with less noise")
 SAMPLER = Param("str", choices=SAMPLERS, special=(None,),
                 doc="importance sampler (None: every row)")
+
+
+@public_randomness("initial centres uniform in the middle half of the declared box: "
+                   "independent of the data")
+def _middle_of_box_centers(dom: LloydDomain, k: int, d: int, gen: np.random.Generator):
+    return dom.center + dom.half_ranges * gen.uniform(-0.5, 0.5, (k, d))
+
+
+@public_randomness("init='sample' picks k rows as starting centres; choosing rows adds no noise "
+                   "term (the release door refuses it: PrivacyLeakWarning)")
+def _row_choice(n: int, k: int, gen: np.random.Generator) -> np.ndarray:
+    return gen.choice(n, size=k, replace=False)
 
 
 class DPLloyd(DPClusterer):
@@ -413,7 +426,7 @@ class DPLloyd(DPClusterer):
         d = S.shape[1]
         if isinstance(init, str) and init == "random_ball":
             if dom.is_box:  # uniform in the middle half of the box: public, like the ball's r/2
-                return dom.center + dom.half_ranges * gen.uniform(-0.5, 0.5, (k, d))
+                return _middle_of_box_centers(dom, k, d, gen)
             return random_ball_centers(k, d, dom.l2_radius, rng=gen)
         if isinstance(init, str) and init == "sample":
             warnings.warn("init='sample' starts from k data points, which the DP analysis "
@@ -421,7 +434,7 @@ class DPLloyd(DPClusterer):
             if S.shape[0] < k:
                 raise ValueError(f"init='sample' needs at least n_clusters={k} (sampled) points, "
                                  f"got {S.shape[0]}; use init='random_ball'")
-            return S[gen.choice(S.shape[0], size=k, replace=False)].copy()
+            return S[_row_choice(S.shape[0], k, gen)].copy()
         if isinstance(init, str):
             raise ValueError(
                 f"init must be 'random_ball', 'sample' or a (k, d) array, got {init!r}"

@@ -16,7 +16,7 @@ from dpcore.data.params import DELTA_POSITIVE, RADIUS_REQUIRED, Param, declare, 
 from dpcore.mechanisms.lloyd.estimator import cluster_sums
 from dpcore.mechanisms.maxcover.accounting import NOISY_AVG_MAX_EPSILON, _check_privacy
 from dpcore.privacy.guarantees import ApproxDP, privacy_alias
-from dpcore.privacy.noise import add_gaussian, add_laplace
+from dpcore.privacy.noise import add_gaussian, add_laplace, public_randomness
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class NoisyAverage:
     privacy = privacy_alias("privacy")
 
 
+@public_randomness("stand-in centres uniform in the public ball: independent of the data")
 def _uniform_in_ball(size: int, dim: int, radius: float, gen: np.random.Generator) -> np.ndarray:
     """Uniform points of the ball B_radius(0) ⊂ R^dim (Gaussian direction × radius·U^{1/dim})."""
     z = gen.standard_normal((size, dim))

@@ -37,7 +37,7 @@ from dpcore.mechanisms.maxcover.averaging import (
 from dpcore.mechanisms.maxcover.cover import SAMPLERS, ball_volume, private_grid_set_cover
 from dpcore.mechanisms.maxcover.grid import jl_matrix, level_schedule, project_to_unit_ball
 from dpcore.privacy.guarantees import ApproxDP, PrivacyLeakWarning
-from dpcore.privacy.noise import add_laplace
+from dpcore.privacy.noise import add_laplace, postprocessing_seed
 
 #: ``grid_stride="auto"`` keeps a cover ball at ≤ this many lattice points (≈ its volume).
 AUTO_BALL_POINTS = 12.0
@@ -143,7 +143,7 @@ def _weighted_kmeans(
         return np.vstack([Cp, pad])
     best, best_cost = None, np.inf
     for _ in range(n_init):
-        S, _ = kmeans_plusplus(Cp, k, sample_weight=wp, random_state=int(gen.integers(2**31 - 1)))
+        S, _ = kmeans_plusplus(Cp, k, sample_weight=wp, random_state=postprocessing_seed(gen))
         for _ in range(300):
             sums, mass = cluster_sums(Cp, nearest_center(Cp, S)[0], k, wp)
             new = np.where(mass[:, None] > 0, sums / np.maximum(mass, 1e-300)[:, None], S)

@@ -36,6 +36,7 @@ from dpcore.mechanisms.sensitivity.bernstein import (  # re-exported: these were
 )
 from dpcore.mechanisms.sensitivity.bernstein import bernstein_target as _bernstein_target
 from dpcore.privacy.guarantees import privacy_alias
+from dpcore.privacy.noise import public_randomness, selection_sampler
 
 __all__ = [
     "BernsteinRelease",
@@ -344,6 +345,7 @@ def empirical_oracle(table: Any) -> Oracle:
     if records.ndim == 0 or records.shape[0] == 0:
         raise ValueError("the oracle table is empty: it needs at least one record (row)")
 
+    @public_randomness("records drawn from a public or proxy table (the sampler's oracle)")
     def draw(size: int, rng: np.random.Generator) -> np.ndarray:
         return records[rng.integers(0, records.shape[0], size=size)]
 
@@ -620,6 +622,12 @@ Mechanism = Literal["laplace", "gaussian", "exponential", "bernstein"]
 _MECHANISM_NORM = {"laplace": 1.0, "gaussian": 2.0, "exponential": np.inf, "bernstein": np.inf}
 
 
+@selection_sampler("the exponential mechanism's limit at sensitivity 0: a uniform index among "
+                   "the best candidates")
+def _uniform_choice(best: np.ndarray, gen: np.random.Generator) -> int:
+    return int(gen.choice(best))
+
+
 def respond(
     value: Any,
     *,
@@ -688,7 +696,7 @@ def respond(
         if sens == 0:
             # ε/(2Δ) → ∞: the mechanism's limit is uniform over the best-scoring candidates.
             best = np.flatnonzero(scores == scores.max())
-            return int(gen.choice(best)), 0.0
+            return _uniform_choice(best, gen), 0.0
         return noise.exponential_mechanism(scores, epsilon, sens, rng=gen), 2.0 * sens / epsilon
     if mechanism == "bernstein":
         rel = bernstein_mechanism(

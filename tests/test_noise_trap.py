@@ -279,7 +279,7 @@ def test_no_raw_noise_on_other_paths(name, extra, trap):
 
 def test_trap_catches_a_raw_laplace_in_dp_lloyd(trap, monkeypatch):
     """DP-Lloyd's count noise replaced by ``counts + rng.laplace(...)``: caught, named."""
-    import dpcore.mechanisms.lloyd.estimator as lloyd
+    import dpcore.mechanisms.lloyd.algorithm as lloyd
 
     def raw_add_laplace(value, scale, *, sensitivity, rng=None):
         value = np.asarray(value, dtype=float)
@@ -290,7 +290,7 @@ def test_trap_catches_a_raw_laplace_in_dp_lloyd(trap, monkeypatch):
     methods = {m for m, _ in trap.raw}
     sites = {s for _, s in trap.raw}
     assert methods == {"Generator.laplace"}, trap.report()
-    assert all(s.startswith("dpcore/mechanisms/lloyd/estimator.py") for s in sites), sites
+    assert all(s.startswith("dpcore/mechanisms/lloyd/algorithm.py") for s in sites), sites
 
 
 def test_trap_catches_the_lsh_baselines_former_raw_noise(trap, monkeypatch):

@@ -68,15 +68,9 @@ from dpcore.privacy.noise import (
     public_randomness,
 )
 
-__all__ = ["LSHClustering", "discrete_laplace", "lsh_noise_parameters"]
+__all__ = ["LSHClustering", "lsh_noise_parameters"]
 
 LAPLACE_MULTIPLIER = 20.0  # Google's default: count parameter a = 1 / (20 α)
-
-
-def discrete_laplace(a: float, size, gen: np.random.Generator) -> np.ndarray:
-    """Discrete Laplace noise, P(z) ∝ exp(−a|z|) on the integers
-    (:func:`dpcore.privacy.noise.add_discrete_laplace` on zeros: exact inside a release)."""
-    return np.asarray(add_discrete_laplace(np.zeros(() if size is None else size), a, rng=gen))
 
 
 @public_randomness("SimHash directions of the LSH tree: independent of the data")

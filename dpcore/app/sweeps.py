@@ -33,6 +33,7 @@ __all__ = [
     "FitOutcome",
     "TargetAnswer",
     "clustering_algorithms",
+    "comparison_table",
     "epsilon_for_target",
     "fit_algorithm",
     "log_grid",
@@ -180,6 +181,32 @@ def log_grid(lo: float, hi: float, num: int) -> np.ndarray:
     if not (0 < lo < hi) or num < 2:
         raise ValueError(f"need 0 < lo < hi and num ≥ 2, got lo={lo!r}, hi={hi!r}, num={num!r}")
     return np.array([float(f"{v:.3g}") for v in np.geomspace(lo, hi, int(num))])
+
+
+def comparison_table(outcomes: Sequence[FitOutcome], X: np.ndarray,
+                     explain: Callable[[str], str] = str) -> pd.DataFrame:
+    """The Clustering page's comparison of fits on the same data: per algorithm the privacy
+    spent, the normalised k-means cost, its ratio to the non-private reference, the time and a
+    note (``explain`` turns an error into plain words). Reads X: explore mode only.
+    """
+    ref_name = reference_algorithm().name
+    ref = next((o for o in outcomes if o.algorithm == ref_name and o.centers is not None), None)
+    ref_cost = normalized_kmeans_cost(X, ref.centers) if ref is not None else None
+    private = {a.name: a.private for a in _ALGORITHMS}
+    rows = []
+    for o in outcomes:
+        cost = normalized_kmeans_cost(X, o.centers) if o.centers is not None else np.nan
+        if o.guarantee is not None:
+            spent = str(o.guarantee)
+        elif private.get(o.algorithm, True):
+            spent = "nothing released"
+        else:
+            spent = "not private"
+        rows.append({"algorithm": o.algorithm, "privacy spent": spent, "normalised cost": cost,
+                     "× non-private": cost / ref_cost if ref_cost else np.nan,
+                     "seconds": o.seconds,
+                     "note": explain(o.error) if o.error else (o.note or "")})
+    return pd.DataFrame(rows)
 
 
 def utility_sweep(

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.app.evaluate import normalized_kmeans_cost
-from dpcore.release.registry import Entry, PublicInputs, Variant, variants
+from dpcore.release.registry import Entry, PublicInputs, Variant, importable, variants
 
 __all__ = [
     "ClusteringAlgorithm",
@@ -90,14 +90,11 @@ def _algorithm(e: Entry, v: Variant) -> ClusteringAlgorithm:
 
 #: Every clustering variant of the registry (DP ones in table order, then the reference).
 _ALGORITHMS: list[ClusteringAlgorithm] = [_algorithm(e, v) for e, v in variants("clustering")]
+_ROWS: dict[str, Entry] = {v.label: e for e, v in variants("clustering")}
 
 
 def _importable(alg: ClusteringAlgorithm) -> str | None:
-    try:
-        alg.estimator()
-    except Exception as exc:  # an optional extra or an algorithm still being written
-        return f"{alg.target} cannot be imported ({type(exc).__name__}: {exc})"
-    return None
+    return importable(_ROWS[alg.name])
 
 
 def clustering_algorithms() -> dict[str, ClusteringAlgorithm]:

@@ -40,6 +40,7 @@ __all__ = [
     "estimator_runner",
     "function_runner",
     "get_mechanism",
+    "importable",
     "page_available",
     "register",
     "variants",

@@ -1,8 +1,9 @@
 """DP-Lloyd accounting of the importance-sampling paper: noise scales, ε of full and sampled runs,
 and the calibration of the noise constant B for a target sample size (spec §4.5, §5.3, §6.4).
 
-Split out of :mod:`dpcore.mechanisms.importance.sampling`, which re-exports every name (``from
-dpcore.mechanisms.importance.sampling import calibrate_lloyd`` keeps working).
+Imported by the package (``from dpcore.mechanisms.importance import calibrate_lloyd``); it builds
+on :mod:`.amplification` (Theorem 6, the DP-Lloyd profile), :mod:`.weights` (Theorem 10) and
+:mod:`.sampling` (the sampling distributions).
 """
 
 from __future__ import annotations
@@ -14,18 +15,19 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
+from dpcore.mechanisms.importance.amplification import (
+    _positive,
+    amplified_epsilon,
+    lloyd_profile,
+    logexpm1,
+)
 from dpcore.mechanisms.importance.sampling import (
-    _ON_TARGET_RTOL,
     SAMPLERS,
     SU_RHO,
     _check_sample_size,
-    _positive,
-    amplified_epsilon,
     coreset_max_sample_size,
-    lloyd_profile,
-    logexpm1,
-    privacy_constrained_weights,
 )
+from dpcore.mechanisms.importance.weights import _ON_TARGET_RTOL, privacy_constrained_weights
 
 # --------------------------------------------------------------------------------------------
 # DP-Lloyd noise scales, ε of full and sampled runs, calibration of B (spec §4.5, §5.3, §6.4)

@@ -15,6 +15,7 @@ import numpy as np
 
 from dpcore.core.kernels import grid_histogram
 from dpcore.core.rng import RNGLike, as_generator
+from dpcore.mechanisms.importance.amplification import _positive, lloyd_profile
 from dpcore.mechanisms.importance.calibration import (
     LloydCalibration,
     _beta_sum_for_radius_slope,
@@ -22,13 +23,8 @@ from dpcore.mechanisms.importance.calibration import (
     _privacy_noise_for_size,
     _split_kappa,
 )
-from dpcore.mechanisms.importance.sampling import (
-    SU_RHO,
-    _positive,
-    lloyd_profile,
-    poisson_sample,
-    privacy_constrained_weights,
-)
+from dpcore.mechanisms.importance.sampling import SU_RHO, poisson_sample
+from dpcore.mechanisms.importance.weights import privacy_constrained_weights
 
 __all__ = ["DEFAULT_GRID", "calibrate_lloyd_histogram", "grid_bins", "grid_histogram",
            "grid_poisson_sample"]

@@ -32,7 +32,7 @@ What is here
 :func:`kmeans`
     The pipeline: sample, calibrate the noise for the target (m, ε) exactly as the in-memory
     :class:`dpcore.mechanisms.lloyd.estimator.DPLloyd` does
-    (:func:`dpcore.mechanisms.importance.sampling.calibrate_lloyd`), cluster.
+    (:func:`dpcore.mechanisms.importance.calibrate_lloyd`), cluster.
 
 Privacy treatment of the public constants (spec §5.2 caveat, §9.12)
 -------------------------------------------------------------------

@@ -22,12 +22,12 @@ import numpy as np
 from dpcore.core.rng import RNGLike
 from dpcore.data.geometry import clip_to_ball
 from dpcore.mechanisms.importance import (
+    SAMPLERS,
     coreset_max_sample_size,
     coreset_q,
     dp_lloyd_noise_scales,
-    lloyd_profile,
     poisson_sample,
-    privacy_constrained_weights,
+    privacy_probabilities,
     uniform_probabilities,
 )
 from dpcore.privacy.guarantees import PureDP
@@ -50,14 +50,23 @@ __all__ = ["ScaleSample", "importance_sample", "write_sample"]
 def _probabilities(sq_clipped: np.ndarray, spec: dict) -> np.ndarray:
     """q of each row from its squared clipped norm and the public constants in ``spec``.
 
-    * ``uniform``: :func:`~dpcore.mechanisms.importance.uniform_probabilities` on the partition's
-    share
-      of m (= m/n);
-    * ``coreset``: q_core with the global n and x̃
-    (:func:`~dpcore.mechanisms.importance.sampling.coreset_q`);
-    * ``privacy``: 1/w of :func:`~dpcore.mechanisms.importance.privacy_constrained_weights` for
-      the DP-Lloyd profile (:func:`~dpcore.mechanisms.importance.lloyd_profile`) at the target
-      ε*, with the data-independent noise ("sampling for free", Theorem 10): a function of x alone.
+    The rules are the in-memory samplers' (:mod:`dpcore.mechanisms.importance`), evaluated per
+    partition with the global constants, since each q depends on x and public numbers alone:
+
+    * ``uniform``: :func:`~dpcore.mechanisms.importance.uniform_probabilities` on the
+      partition's share of m, ``m n_part / n`` (so q = m/n);
+    * ``coreset``: :func:`~dpcore.mechanisms.importance.coreset_q` with the global n and x̃
+      (:func:`~dpcore.mechanisms.importance.coreset_probabilities` would read n and x̃ off the
+      partition itself);
+    * ``privacy``: :func:`~dpcore.mechanisms.importance.privacy_probabilities` (1/w of Theorem
+      10 for the DP-Lloyd profile) at the target ε*, with the data-independent noise ("sampling
+      for free", Theorem 10): a function of x alone.
+
+    Not reused, because the numbers would change: the in-memory ``DPLloyd`` fills q = m/n
+    directly, where ``uniform_probabilities`` here computes ``(m n_part / n) / n_part`` (equal
+    up to the last bit, which can flip a draw ``u < q``); and the one-pass grid sampler
+    (:mod:`dpcore.mechanisms.importance.grid`) rounds each norm up to a grid point, a different
+    (larger) q than the exact q_priv used here.
     """
     n_part = sq_clipped.shape[0]
     if n_part == 0:
@@ -67,9 +76,9 @@ def _probabilities(sq_clipped: np.ndarray, spec: dict) -> np.ndarray:
     if spec["kind"] == "coreset":
         return coreset_q(sq_clipped, sample_size=spec["m"], n=spec["n"],
                           mean_sq_norm=spec["x_tilde"], lam=spec["lam"])
-    slopes = lloyd_profile(np.sqrt(sq_clipped), beta_sum=spec["beta_sum"],
-                           beta_count=spec["beta_count"], n_iter=spec["n_iter"]).slopes
-    return 1.0 / privacy_constrained_weights(slopes, spec["epsilon"])
+    return privacy_probabilities(np.sqrt(sq_clipped), beta_sum=spec["beta_sum"],
+                                 beta_count=spec["beta_count"], n_iter=spec["n_iter"],
+                                 target_epsilon=spec["epsilon"])
 
 
 def _sample_part(part: Any, index: int, seed: np.random.SeedSequence, radius: float,
@@ -237,7 +246,7 @@ def importance_sample(
     -------
     ScaleSample
     """
-    if sampler not in ("coreset", "uniform", "privacy"):
+    if sampler not in SAMPLERS:
         raise ValueError(f"sampler must be 'coreset', 'uniform' or 'privacy', got {sampler!r}")
     r = float(radius) if radius is not None else math.nan
     if not (math.isfinite(r) and r > 0):

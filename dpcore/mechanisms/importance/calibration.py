@@ -15,19 +15,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from dpcore.mechanisms.importance.amplification import (
-    _positive,
-    amplified_epsilon,
-    lloyd_profile,
-    logexpm1,
-)
+from dpcore.mechanisms.importance.amplification import _positive, amplified_epsilon, logexpm1
 from dpcore.mechanisms.importance.sampling import (
     SAMPLERS,
     SU_RHO,
     _check_sample_size,
     coreset_max_sample_size,
+    privacy_probabilities,
 )
-from dpcore.mechanisms.importance.weights import _ON_TARGET_RTOL, privacy_constrained_weights
+from dpcore.mechanisms.importance.weights import _ON_TARGET_RTOL
 
 # --------------------------------------------------------------------------------------------
 # DP-Lloyd noise scales, ε of full and sampled runs, calibration of B (spec §4.5, §5.3, §6.4)
@@ -301,8 +297,8 @@ def calibrate_lloyd(
         norms = np.asarray(norms, dtype=float)
 
         def expected_m(bs: float) -> float:
-            slopes = lloyd_profile(norms, beta_sum=bs, beta_count=kappa * bs, n_iter=t).slopes
-            return float(np.sum(1.0 / privacy_constrained_weights(slopes, eps)))
+            return float(np.sum(privacy_probabilities(norms, beta_sum=bs, beta_count=kappa * bs,
+                                                      n_iter=t, target_epsilon=eps)))
 
         bs, m = _privacy_noise_for_size(expected_m, bs_full, sample_size, n, eps)
         return done(bs, m, eps)

@@ -14,7 +14,8 @@ What is here (all vectorised over points, all randomness through ``rng``):
   closed form for linear profiles through the lower branch W₋₁ of the Lambert W function
   (spec §2.3 item 7), evaluated in log space so that it holds for any ε* (also 1000).
 * Sampling distributions: :func:`uniform_probabilities`, :func:`coreset_probabilities`
-  (the λ-mixture of Sec. 4 / spec §5.2), :func:`variance_optimal_probabilities` (the non-private
+  (the λ-mixture of Sec. 4 / spec §5.2), :func:`privacy_probabilities` (DP-Lloyd's
+  privacy-constrained q = 1/w), :func:`variance_optimal_probabilities` (the non-private
   benchmark of Fig. 2) and :func:`poisson_sample` (Definition 5).
 * DP-Lloyd accounting: the Su et al. noise split (:func:`su_noise_scales`), the ε of full-data
   DP-Lloyd (:func:`dp_lloyd_epsilon`) and of a sampled run (:func:`sampled_lloyd_epsilon`, Eq. 5
@@ -64,6 +65,7 @@ __all__ = [
     "logexpm1",
     "poisson_sample",
     "privacy_constrained_weights",
+    "privacy_probabilities",
     "solve_privacy_constrained",
     "uniform_probabilities",
     "variance_optimal_probabilities",
@@ -200,6 +202,35 @@ def variance_optimal_probabilities(X, sample_size: float) -> np.ndarray:
         capped |= over
         q[capped] = 1.0
     return q
+
+
+def privacy_probabilities(
+    norms, *, beta_sum: float, beta_count: float, n_iter: int, target_epsilon: float
+) -> np.ndarray:
+    """The privacy-constrained sampler of DP-Lloyd, q_priv = 1/w (Theorem 10 with Prop. 13).
+
+    Parameters
+    ----------
+    norms : (n,) array ≥ 0
+        ‖x‖ of each point (clipped to the radius).
+    beta_sum, beta_count : float
+        DP-Lloyd's noise scales.
+    n_iter : int
+        Iterations T.
+    target_epsilon : float
+        ε*, the loss every point may have after sampling.
+
+    Returns
+    -------
+    (n,) ndarray
+        1 / :func:`privacy_constrained_weights` of the slopes of :func:`lloyd_profile`: a
+        function of each point's norm and public constants alone (Definition 5). The one rule
+        that :func:`~dpcore.mechanisms.importance.calibrate_lloyd` (Σ q),
+        :mod:`~dpcore.mechanisms.importance.grid` (q at the grid's norms) and the Dask path
+        (:mod:`dpcore.scale.sampling`, per partition) evaluate.
+    """
+    slopes = lloyd_profile(norms, beta_sum=beta_sum, beta_count=beta_count, n_iter=n_iter).slopes
+    return 1.0 / privacy_constrained_weights(slopes, target_epsilon)
 
 
 def poisson_sample(q, *, rng: RNGLike = None) -> tuple[np.ndarray, np.ndarray]:

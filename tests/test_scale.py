@@ -256,12 +256,14 @@ def test_nan_partition_is_named(sync):
 
 
 def test_changed_data_between_passes_is_an_error(sync, monkeypatch):
-    real = scale._sample_part
+    from dpcore.scale import sampling  # where importance_sample looks _sample_part up
+
+    real = sampling._sample_part
 
     def lossy(part, index, *args):  # a partition that comes back shorter in pass 2
         return real(part[:-1] if index == 1 else part, index, *args)
 
-    monkeypatch.setattr(scale, "_sample_part", lossy)
+    monkeypatch.setattr(sampling, "_sample_part", lossy)
     with pytest.raises(scale.ScaleError, match=r"differ between the passes \(partitions \[1\]\)"):
         scale.importance_sample(da.from_array(two_scale_data(), chunks=(1000, -1)), 100,
                                 radius=R, mean_sq_norm=1.0, rng=0)

@@ -15,6 +15,7 @@ import numpy as np
 
 from dpcore.core.kernels import grid_histogram
 from dpcore.core.rng import RNGLike, as_generator
+from dpcore.mechanisms.importance.amplification import _positive
 from dpcore.mechanisms.importance.calibration import (
     LloydCalibration,
     _beta_sum_for_radius_slope,
@@ -22,13 +23,7 @@ from dpcore.mechanisms.importance.calibration import (
     _privacy_noise_for_size,
     _split_kappa,
 )
-from dpcore.mechanisms.importance.sampling import (
-    SU_RHO,
-    _positive,
-    lloyd_profile,
-    poisson_sample,
-    privacy_constrained_weights,
-)
+from dpcore.mechanisms.importance.sampling import SU_RHO, poisson_sample, privacy_probabilities
 from dpcore.privacy.noise import public_randomness
 
 __all__ = ["DEFAULT_GRID", "calibrate_lloyd_histogram", "grid_bins", "grid_histogram",
@@ -140,8 +135,8 @@ def calibrate_lloyd_histogram(
     grid = r * np.arange(g + 1) / g
 
     def q_table(bs: float, z: np.ndarray = grid) -> np.ndarray:
-        slopes = lloyd_profile(z, beta_sum=bs, beta_count=kappa * bs, n_iter=t).slopes
-        return 1.0 / privacy_constrained_weights(slopes, eps)
+        return privacy_probabilities(z, beta_sum=bs, beta_count=kappa * bs, n_iter=t,
+                                     target_epsilon=eps)
 
     occupied = np.flatnonzero(counts)  # empty bins add nothing to the expected size
     z_occ, c_occ = grid[occupied], counts[occupied]

@@ -1,5 +1,10 @@
 """Random differential privacy for black-box statistics: the sensitivity sampler (Rubinstein &
 Aldà 2017), its Bernstein mechanism, the population view of random DP and a menu of statistics.
+
+:mod:`.config` chooses (m, k, γ) (Table 1); :mod:`.estimation` is Algorithm 1;
+:mod:`.response` the calibrated mechanisms and Algorithm 2; :mod:`.bernstein` the Bernstein
+mechanism; :mod:`.validation` the checks they share; :mod:`.sampler` re-exports all of them.
+:mod:`.population` and :mod:`.statistics` are the population view and the statistics menu.
 """
 
 from dpcore.mechanisms.sensitivity.sampler import (

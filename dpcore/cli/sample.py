@@ -35,8 +35,8 @@ def _run_dask(args: argparse.Namespace, cfg: dict):
             if params.pop("sample_size", None) is not None:
                 raise CLIError("sample_size needs a sampler (uniform or coreset)")
             params.pop("lam", None)
-            res = scale.dp_lloyd(data["source"], params.pop("n_clusters"), **params, **common,
-                                 client=client)
+            res = scale.dp_lloyd_on_partitions(data["source"], params.pop("n_clusters"),
+                                               **params, **common, client=client)
         else:
             res = scale.kmeans(data["source"], params.pop("n_clusters"), sampler=sampler,
                                **params, **common, n=args.n_rows,

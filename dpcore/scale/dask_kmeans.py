@@ -25,7 +25,7 @@ What is here
     one pass. A worker that dies is
     replaced by Dask, which recomputes its partitions; the per-partition streams make the
     recomputed draws identical, so the sample is exactly the one an undisturbed run returns.
-:func:`dp_lloyd`
+:func:`dp_lloyd_on_partitions`
     Weighted DP-Lloyd (Algorithm 2) over partitions: per iteration, noise-free partial sums and
     counts per partition (:func:`dpcore.mechanisms.lloyd.estimator.lloyd_statistics`), added on the
     driver, noise added once there (:func:`dpcore.mechanisms.lloyd.estimator.noisy_lloyd_update`).
@@ -54,14 +54,14 @@ Where the code is
 -----------------
 :mod:`dpcore.scale.partitions` (reading partitions, seeds), :mod:`dpcore.scale.sampling`
 (:func:`importance_sample`, :func:`write_sample`) and :mod:`dpcore.scale.lloyd`
-(:func:`dp_lloyd`, :func:`kmeans`); this module re-exports them, so ``from dpcore.scale import
-dask_kmeans as scale`` and ``scale.kmeans(...)`` keep working.
+(:func:`dp_lloyd_on_partitions`, :func:`kmeans`); this module re-exports them, so ``from
+dpcore.scale import dask_kmeans as scale`` and ``scale.kmeans(...)`` keep working.
 """
 
 from __future__ import annotations
 
 from dpcore.scale.errors import ScaleError
-from dpcore.scale.lloyd import ScaleKMeans, dp_lloyd, kmeans
+from dpcore.scale.lloyd import ScaleKMeans, dp_lloyd_on_partitions, kmeans
 from dpcore.scale.partitions import partition_seeds
 from dpcore.scale.sampling import ScaleSample, importance_sample, write_sample
 from dpcore.scale.sampling import _private_mean_sq_norm as _private_mean_sq_norm  # tests use it
@@ -70,7 +70,7 @@ __all__ = [
     "ScaleError",
     "ScaleKMeans",
     "ScaleSample",
-    "dp_lloyd",
+    "dp_lloyd_on_partitions",
     "importance_sample",
     "kmeans",
     "partition_seeds",

@@ -1,7 +1,7 @@
 """DP-Lloyd on Dask: full-data DP-Lloyd over partitions, and the sample-then-cluster pipeline.
 
-:func:`dp_lloyd` maps the noise-free Lloyd statistics over the partitions and adds the noise
-once per iteration on the driver; :func:`kmeans` importance-samples
+:func:`dp_lloyd_on_partitions` maps the noise-free Lloyd statistics over the partitions and adds the
+noise once per iteration on the driver; :func:`kmeans` importance-samples
 (:func:`dpcore.scale.sampling.importance_sample`), calibrates the noise as the in-memory
 :class:`~dpcore.mechanisms.lloyd.estimator.DPLloyd` does and clusters the sample, in memory or on
 the cluster. Both return a :class:`ScaleKMeans`. Overview in :mod:`dpcore.scale.dask_kmeans`.
@@ -39,7 +39,7 @@ from dpcore.scale.partitions import (
 )
 from dpcore.scale.sampling import ScaleSample, importance_sample
 
-__all__ = ["ScaleKMeans", "dp_lloyd", "kmeans"]
+__all__ = ["ScaleKMeans", "dp_lloyd_on_partitions", "kmeans"]
 
 
 def _lloyd_sample_part(res: dict, centers: np.ndarray):
@@ -117,7 +117,7 @@ class ScaleKMeans:
         return nearest_center(np.asarray(X, dtype=np.float64), self.cluster_centers_)[0]
 
 
-def dp_lloyd(
+def dp_lloyd_on_partitions(
     data: Any,
     n_clusters: int,
     *,

@@ -9,9 +9,9 @@ mechanism; :mod:`.validation` the checks they share; :mod:`.sampler` re-exports 
 
 from dpcore.mechanisms.sensitivity.sampler import (
     BernsteinRelease,
-    Release,
     SamplerConfig,
     SamplerError,
+    SensitivityRelease,
     SensitivityResult,
     bernstein_basis,
     bernstein_design,
@@ -31,7 +31,7 @@ from dpcore.mechanisms.sensitivity.sampler import (
 
 __all__ = [
     'BernsteinRelease',
-    'Release',
+    'SensitivityRelease',
     'SamplerConfig',
     'SamplerError',
     'SensitivityResult',
@@ -50,3 +50,10 @@ __all__ = [
     'sampler_config',
     'theorem15_holds',
 ]
+
+
+def __getattr__(name: str):
+    """``Release`` (0.1) is :class:`SensitivityRelease`, with a DeprecationWarning."""
+    from dpcore.mechanisms.sensitivity import response
+
+    return getattr(response, name)

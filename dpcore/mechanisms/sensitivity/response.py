@@ -3,7 +3,7 @@
 :func:`respond` runs the Laplace, Gaussian, exponential or Bernstein mechanism calibrated with a
 sensitivity; :func:`sample_then_respond` estimates that sensitivity with the sampler
 (:func:`~dpcore.mechanisms.sensitivity.estimation.sample_sensitivity`) and releases a
-:class:`Release` carrying an ``(ε, δ, γ)``-random-DP guarantee (Definition 4).
+:class:`SensitivityRelease` carrying an ``(ε, δ, γ)``-random-DP guarantee (Definition 4).
 
 Split out of :mod:`dpcore.mechanisms.sensitivity.sampler`, which re-exports every public name.
 """
@@ -34,7 +34,17 @@ from dpcore.mechanisms.sensitivity.estimation import (
 from dpcore.privacy.guarantees import privacy_alias
 from dpcore.privacy.noise import selection_sampler
 
-__all__ = ["Mechanism", "Release", "respond", "sample_then_respond"]
+__all__ = ["Mechanism", "SensitivityRelease", "respond", "sample_then_respond"]
+
+
+def __getattr__(name: str):
+    if name == "Release":  # the 0.1 name; dpcore.release.door.Release is the door's
+        import warnings
+
+        warnings.warn("dpcore.mechanisms.sensitivity.Release is now SensitivityRelease",
+                      DeprecationWarning, stacklevel=2)
+        return SensitivityRelease
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # Δ̂ below this fraction of |f(D)| is round-off (e.g. a solver returning the same fit twice).
 _ZERO_SENSITIVITY = 1e-10
@@ -135,7 +145,7 @@ def respond(
 
 
 @dataclass(frozen=True, eq=False)
-class Release:
+class SensitivityRelease:
     """What Sample-Then-Respond released, with its guarantee.
 
     Attributes
@@ -179,7 +189,7 @@ def sample_then_respond(
     calibration: Literal["analytic", "classic"] = "analytic",
     sensitivity: SensitivityResult | None = None,
     n_jobs: int | None = None,
-) -> Release:
+) -> SensitivityRelease:
     """Algorithm 2 (Sample-Then-Respond): release ``M_Δ̂(f(D))`` with ``(ε, δ, γ)``-random DP.
 
     Parameters
@@ -216,7 +226,7 @@ def sample_then_respond(
 
     Returns
     -------
-    Release
+    SensitivityRelease
         The value, its :class:`~dpcore.privacy.guarantees.RandomDP` guarantee and the sampler's
         output.
 
@@ -321,7 +331,7 @@ def sample_then_respond(
     )
     if mechanism == "exponential" and candidates is not None:
         released = candidates[released]
-    return Release(
+    return SensitivityRelease(
         value=released,
         privacy_=RandomDP(epsilon=float(epsilon), delta=float(delta), gamma=config.gamma),
         sensitivity=est,

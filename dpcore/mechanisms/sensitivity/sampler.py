@@ -47,14 +47,14 @@ from dpcore.mechanisms.sensitivity.estimation import (
 )
 from dpcore.mechanisms.sensitivity.response import Mechanism as Mechanism  # type alias
 from dpcore.mechanisms.sensitivity.response import (
-    Release,
+    SensitivityRelease,
     respond,
     sample_then_respond,
 )
 
 __all__ = [
     "BernsteinRelease",
-    "Release",
+    "SensitivityRelease",
     "SamplerConfig",
     "SamplerError",
     "SensitivityResult",
@@ -73,3 +73,10 @@ __all__ = [
     "sampler_config",
     "theorem15_holds",
 ]
+
+
+def __getattr__(name: str):
+    """``Release`` (0.1) is :class:`SensitivityRelease`, with a DeprecationWarning."""
+    from dpcore.mechanisms.sensitivity import response
+
+    return getattr(response, name)

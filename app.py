@@ -148,6 +148,9 @@ def sidebar() -> None:
     budget_sidebar()
 
 
+_URL_MESSAGES = "_url_messages"  # the URL's "ignored …" lines, kept for the run after the fix
+
+
 def _url_spec() -> dict:
     """The URL parameters' spec; a module that does not import (its page is hidden) leaves its
     parameter's list empty instead of breaking the frame."""
@@ -168,8 +171,15 @@ def clean_url() -> list[str]:
 
     A rejected value is replaced by the last valid value given for its key, or dropped (the
     widget then shows its default); the returned "ignored k=abc: …" lines are shown once, on
-    the run that saw the bad URL. Never raises, whatever the URL holds.
+    the run after the one that saw the bad URL. Never raises, whatever the URL holds.
+
+    A ``bind="query-params"`` widget seeds from the URL its run started with, so editing
+    ``st.query_params`` alone would leave e.g. a 5,000-digit ``k`` there (OverflowError in
+    ``number_input``): after a fix the run restarts (``st.rerun``) from the cleaned URL, and
+    the messages wait in the session state for it.
     """
+    ss = st.session_state
+    pending = ss.pop(_URL_MESSAGES, None)
     qp = st.query_params
     raw = {k: qp.get_all(k) for k in qp}
     check = clean_query_params(raw, _url_spec())
@@ -179,27 +189,10 @@ def clean_url() -> list[str]:
             del qp[key]
         else:
             qp[key] = good if isinstance(good, list) else str(good)
-    if check.rejected:
-        _reseed_widgets_from_url()
-    return check.messages
-
-
-def _reseed_widgets_from_url() -> None:
-    """Make the bound widgets seed from the cleaned URL, not the one the browser sent.
-
-    Streamlit 1.67 seeds a ``bind="query-params"`` widget from a copy of the URL taken when the
-    run started (``QueryParams._initial_query_params``); editing ``st.query_params`` alone
-    leaves a 5,000-digit ``k`` there (OverflowError in ``number_input``). No public API
-    exists, hence the guarded private call.
-    """
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    try:
-        with ctx.session_state.query_params() as qp:
-            qp.set_initial_query_params_from_current()
-    except AttributeError:  # another Streamlit version: the widgets' own parsing applies
-        pass
+    if check.rejected and pending is None:  # once: never a rerun loop
+        ss[_URL_MESSAGES] = check.messages
+        st.rerun()
+    return [*(pending or []), *check.messages]
 
 
 st.set_page_config(page_title="dpcore: private clustering explorer", page_icon=":material/lock:",

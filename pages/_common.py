@@ -6,8 +6,14 @@ module only glues widgets and session state to them.
 
 from __future__ import annotations
 
+import inspect
 import json
+import logging
+import os
+import types
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,19 +38,65 @@ EXPLORE_NOTE = "explore mode: these views show the data itself, not a private re
 MIXTURE = {"n": 10_000, "d": 2, "k": 5, "sigma": 1.0, "center_radius": 10.0}
 
 
+_ROOT = Path(__file__).resolve().parents[1]
+_FRAME = _ROOT / "app.py"
+_LEFT_LEGACY_ROUTER = "_left_legacy_router"
+_LOG = logging.getLogger(__name__)
+
+
+def _frames() -> Iterator[types.FrameType]:
+    frame = inspect.currentframe()
+    while frame is not None:
+        yield frame
+        frame = frame.f_back
+
+
+def _running_page() -> tuple[bool, Path | None]:
+    """Whether this script run is inside the frame (``app.py``), and the page file running.
+
+    A page runs nested in ``app.py``'s ``nav.run()``, so the frame's code is on the call stack;
+    a page that Streamlit's legacy router ran directly has no ``app.py`` below it.
+    """
+    in_frame, page = False, None
+    for frame in _frames():
+        path = Path(os.path.realpath(frame.f_code.co_filename))
+        if path == _FRAME:
+            in_frame = True
+        elif path.parent == _ROOT / "pages" and not path.name.startswith("_"):
+            page = path
+    return in_frame, page
+
+
 def _leave_legacy_router() -> None:
     """Re-run through ``app.py`` when Streamlit's legacy ``pages/`` router ran a page directly.
 
     Streamlit decides per process whether ``pages/`` is a legacy multipage folder until the first
     ``st.navigation`` call; the very first session of a fresh server that opens a deep link
-    (e.g. ``/ledger``) would otherwise get the bare page without the frame. Turning the flag off
-    and re-running sends it through ``app.py``'s navigation, as every later session does.
+    (e.g. ``/ledger``) would otherwise get the bare page without the frame. Streamlit documents
+    that once any session calls ``st.navigation`` the ``pages/`` directory is ignored for all
+    sessions: this page registers itself (hidden navigation, so the deep link resolves to it)
+    and re-runs, and the rerun goes through ``app.py``'s navigation, as every later session does.
     """
-    from streamlit.runtime.pages_manager import PagesManager
+    ss = st.session_state
+    in_frame, page = _running_page()
+    if page is None:  # app.py's own call, or not a page
+        return
+    if in_frame:
+        ss.pop(_LEFT_LEGACY_ROUTER, None)
+        return
+    if ss.pop(_LEFT_LEGACY_ROUTER, False):  # the rerun did not reach app.py: never loop
+        _LOG.warning("dpcore: %s ran without app.py twice in a row; showing it as it is",
+                     page.name)
+        return
+    ss[_LEFT_LEGACY_ROUTER] = True
+    # A placeholder takes the default slot: the default page's URL is "/", so the deep link
+    # (e.g. "/ledger") would not resolve to this page ("Page not found" dialog).
+    st.navigation([st.Page(_placeholder, default=True), st.Page(page)], position="hidden")
+    st.rerun()
 
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
+
+def _placeholder() -> None:
+    """Never runs: the default page of :func:`_leave_legacy_router`'s one-off navigation."""
 
 
 def init_state() -> None:
@@ -104,34 +156,17 @@ def _curator_door(data: str, schema: str, budget: str, ledger_dir: str, dataset:
                      allow_random_dp=random_dp)
 
 
-# Radii a release may use: declared, public by construction, or estimated privately *and charged*
-# (a radius read off the data, or estimated in explore mode without a charge, is not one).
-_PUBLIC_RADIUS = ("declared by you", "public bounds", "generator parameters",
-                  "estimated privately and charged", "half the diagonal of the declared bounds")
-
-
 def public_description(key: str, df: pd.DataFrame):
-    """The public description of a (non-curator) data key, or None without a public radius."""
-    from dpcore.release.schema import PublicDescription
+    """The public description of a (non-curator) data key, or None without a public radius:
+    :func:`dpcore.release.schema.release_description` decides from what the analyst did."""
+    from dpcore.release.schema import release_description
 
     sp = spec(key, df)
-    if sp["radius"] is None or not str(sp["radius_from"]).startswith(_PUBLIC_RADIUS):
-        return None
-    box = sp.get("public_description")  # an upload described per column (pages/_describe.py)
-    if key == UPLOAD and box is not None:
-        # Bounds prefilled from the data's min / max (explore mode) are never public.
-        if (sp.get("bounds_from_data") or "NOT private" in str(sp["radius_from"])
-                or list(box["columns"]) != list(sp["columns"])):
-            return None
-        d = len(box["columns"])
-        lower, upper = (([-1.0] * d, [1.0] * d) if box.get("scaled")  # the table is scaled
-                        else (box["lower"], box["upper"]))
-        # box["n"] is the upload's true row count: private, never part of the description.
-        return PublicDescription(columns=list(box["columns"]), lower=lower, upper=upper, n=None)
-    # The bundled samples and the synthetic mixture are public tables: their n is public too.
-    n = len(df) if key != UPLOAD else None
-    return PublicDescription(columns=list(sp["columns"]), center=sp["center"],
-                             radius=sp["radius"], n=n)
+    return release_description(
+        sp["columns"], radius=sp["radius"], radius_source=sp.get("radius_source", "none"),
+        center=sp["center"], box=sp.get("public_description") if key == UPLOAD else None,
+        bounds_from_data=sp.get("bounds_from_data") or (), n_rows=len(df),
+        table_is_public=key != UPLOAD)
 
 
 def release_door():
@@ -269,15 +304,18 @@ def default_spec(key: str, df: pd.DataFrame) -> dict[str, Any]:
         ds = SAMPLE_DATASETS[key]
         geo = box_geometry(ds.bounds)
         return {"columns": list(ds.columns), "center": list(geo.center), "radius": geo.radius,
-                "radius_from": "public bounds (longitude ∈ [-180, 180], latitude ∈ [-90, 90])"}
+                "radius_from": "public bounds (longitude ∈ [-180, 180], latitude ∈ [-90, 90])",
+                "radius_source": "public_bounds"}
     if key == SYNTHETIC:
         mix = mixture_params()
         d = mix["d"]
         radius = mix["center_radius"] + 4 * mix["sigma"] * np.sqrt(d)
         return {"columns": [f"x{j + 1}" for j in range(d)], "center": [0.0] * d,
-                "radius": float(radius), "radius_from": "generator parameters (public)"}
+                "radius": float(radius), "radius_from": "generator parameters (public)",
+                "radius_source": "generator"}
     cols = numeric_columns(df)
-    return {"columns": cols, "center": None, "radius": None, "radius_from": "not declared yet"}
+    return {"columns": cols, "center": None, "radius": None, "radius_from": "not declared yet",
+            "radius_source": "none"}
 
 
 def raw_frame(key: str) -> tuple[pd.DataFrame | None, str, str]:

@@ -105,7 +105,8 @@ def _apply(raw: pd.DataFrame, table: pd.DataFrame, scaled: bool) -> str | None:
               public_description=desc, bounds_from_data=from_data,
               radius_from=("half the diagonal of the declared bounds" +
                            (" (some bounds read off the data: NOT private)" if from_data
-                            else "")))
+                            else "")),
+              radius_source="data" if from_data else "public_bounds")
     for w in ("cols", "center", "radius"):
         ss.pop(f"{w}_{UPLOAD}", None)
     return None

@@ -1,17 +1,22 @@
 """The end of a dashboard session in the server: memory goes back when browser tabs close.
 
 Streamlit (1.67) keeps a disconnected session for ``server.disconnectedSessionTTL`` seconds so a
-tab that reconnects finds its state. Its store (``MemorySessionStorage``, a TTL cache) drops an
-expired session only lazily, on the next write: on a server nobody connects to any more, closed
-sessions (their ``st.session_state``, caches, uploaded files) stayed for good. It has no public
-hook for a session's end either.
+tab that reconnects finds its state. Its store (a TTL cache) drops an expired session only
+lazily, on the next write: on a server nobody connects to any more, closed sessions (their
+``st.session_state``, caches, uploaded files) stayed for good.
+
+:func:`session_life` is the public session-end hook: a session-scoped ``st.cache_resource`` whose
+``on_release`` Streamlit calls when the session disconnects (or is shut down). Run threads
+(``pages/_run.py``) watch it to stop a fit whose tab closed; the reaper counts the ends.
 
 :func:`start_reaper` starts, once per server process, a daemon thread that every
 :data:`REAP_SECONDS`
 
 * expires the stored sessions whose TTL has passed and shuts them down on the server's event
   loop (what ``close_session`` does for a tab that closes for good: uploaded files, media and
-  session caches are released), and
+  session caches are released); no public API does this, so it is
+  :func:`pages._streamlit_compat.expire_disconnected_sessions`, which degrades to a logged no-op
+  where a Streamlit upgrade moved the internals it reads, and
 * when a session disconnected or was expired, or a fit thread ended, since the last pass,
   trims the allocator (:func:`dpcore.core.memory.release_memory`): the fit threads' freed
   temporaries go back to the system instead of waiting in malloc's free lists.
@@ -21,9 +26,6 @@ loads the compiled kernels (:func:`dpcore.core.kernels.warm_up`, ≈ 40 MiB of L
 that would otherwise count against the first session that fits k-means). Set
 ``DPCORE_MEMORY_LOG=1`` to have the server print its RSS and malloc's in-use / free-held split
 after every trim.
-
-The Streamlit internals it touches are checked by ``tests/test_lifecycle.py``; if a later
-Streamlit moves them the thread only trims memory, and the dashboard works as before.
 """
 
 from __future__ import annotations
@@ -33,10 +35,12 @@ import os
 import sys
 import threading
 import time
-from typing import Any
+
+import streamlit as st
 
 from dpcore.core.kernels import warm_up
 from dpcore.core.memory import allocator_stats, release_memory, resident_bytes, tune_allocator
+from pages._streamlit_compat import expire_disconnected_sessions, is_real_server
 
 #: Seconds between two passes of the reaper (a pass costs microseconds when nothing ended).
 REAP_SECONDS = 2.0
@@ -46,55 +50,43 @@ _LOG = logging.getLogger(__name__)
 _VERBOSE = os.environ.get("DPCORE_MEMORY_LOG", "") not in ("", "0")
 _started = threading.Lock()
 _thread: threading.Thread | None = None
+_ended_lock = threading.Lock()
+_sessions_ended = 0
 
 
-def _manager() -> Any | None:
-    from streamlit.runtime import Runtime
+class SessionLife:
+    """One browser session's life: :attr:`ended` is set when Streamlit releases the session."""
 
-    if not Runtime.exists():
-        return None
-    return getattr(Runtime.instance(), "_session_mgr", None)
-
-
-def _active_ids(mgr: Any) -> set[str]:
-    return {info.session.id for info in mgr.list_active_sessions()}
+    def __init__(self) -> None:
+        self.ended = threading.Event()
 
 
-def expire_stored_sessions(mgr: Any, loop: Any) -> int:
-    """Remove the stored sessions whose TTL passed and shut them down; their number.
+def _session_released(life: SessionLife) -> None:
+    # Called by Streamlit on the server's event loop (or by st.cache_resource.clear()): only
+    # thread-safe work here, no session state.
+    global _sessions_ended
+    life.ended.set()
+    with _ended_lock:
+        _sessions_ended += 1
 
-    Runs the removal under the manager's storage lock and the shutdowns on ``loop`` (the
-    server's event loop: AppSession is not thread-safe); returns 0 when the internals are not
-    there.
-    """
-    cache = getattr(getattr(mgr, "_session_storage", None), "_cache", None)
-    lock = getattr(mgr, "_storage_lock", None)
-    if cache is None or lock is None or not hasattr(cache, "expire"):
-        return 0
-    with lock:
-        expired = cache.expire()
-    if not expired:
-        return 0
 
-    def shut_down() -> None:
-        for _, info in expired:
-            if not mgr.is_active_session(info.session.id):  # never one that reconnected
-                info.session.shutdown()
+@st.cache_resource(scope="session", on_release=_session_released, show_spinner=False)
+def _session_life() -> SessionLife:
+    return SessionLife()
 
+
+def session_life() -> SessionLife | None:
+    """The current session's :class:`SessionLife` (None outside a script run)."""
     try:
-        loop.call_soon_threadsafe(shut_down)
-    except Exception:  # loop closed (server stopping): the sessions are dropped anyway
-        _LOG.debug("expired sessions not shut down", exc_info=True)
-    return len(expired)
-
-
-def _event_loop() -> Any | None:
-    from streamlit.runtime import Runtime
-
-    try:
-        return Runtime.instance()._get_async_objs().eventloop
-    except Exception:  # internals moved: expired sessions are then dropped without shutdown
+        return _session_life()
+    except Exception:  # no script run context (bare Python): nothing ever ends it
+        _LOG.debug("no session-scoped resource outside a script run", exc_info=True)
         return None
+
+
+def sessions_ended() -> int:
+    """How many sessions of this process have ended (disconnected or shut down) so far."""
+    return _sessions_ended
 
 
 def _runs() -> int:
@@ -104,19 +96,15 @@ def _runs() -> int:
 
 
 def _reap_forever() -> None:
-    previous: set[str] = set()
+    ended_before = sessions_ended()
     runs = 0
     while True:
         time.sleep(REAP_SECONDS)
         try:
-            mgr = _manager()
-            if mgr is None:
-                continue
-            active = _active_ids(mgr)
-            ended = previous - active  # disconnected since the last pass
-            previous = active
+            ended_now = sessions_ended()
+            ended, ended_before = ended_now - ended_before, ended_now  # since the last pass
             runs, runs_before = _runs(), runs  # a fit thread (pages/_run.py) that ended
-            expired = expire_stored_sessions(mgr, _event_loop())
+            expired = expire_disconnected_sessions()
             if ended or expired or runs < runs_before:
                 if expired:
                     time.sleep(0.2)  # let the event loop run the shutdowns first
@@ -124,22 +112,13 @@ def _reap_forever() -> None:
                 freed = release_memory()
                 if _VERBOSE:
                     stats = {k: f"{v / 2**20:.1f}" for k, v in allocator_stats().items()}
-                    print(f"dpcore memory: {len(ended)} session(s) ended, {expired} expired, "
+                    print(f"dpcore memory: {ended} session(s) ended, {expired} expired, "
                           f"{freed / 2**20:.1f} MiB returned in "
                           f"{time.perf_counter() - t0:.3f} s; RSS "
                           f"{resident_bytes() / 2**20:.1f} MiB; malloc MiB {stats}",
                           file=sys.stderr, flush=True)
         except Exception:  # the reaper never takes the server down
             _LOG.debug("session reaper pass failed", exc_info=True)
-
-
-def _real_server() -> bool:
-    """True in a Streamlit server; False under AppTest (its Runtime is a mock), so tests in
-    the same process keep glibc's defaults (the tuning slows max-cover ~2×, see
-    dpcore.core.memory)."""
-    from streamlit.runtime import Runtime
-
-    return Runtime.exists() and isinstance(Runtime.instance(), Runtime)
 
 
 def _warm_then_reap() -> None:
@@ -155,10 +134,13 @@ def _warm_then_reap() -> None:
 def start_reaper() -> bool:
     """Tune the allocator and start the reaper thread (idempotent); True if started now.
 
-    Does nothing outside a real server (AppTest).
+    Every run of the frame calls it, so it also registers the session's end hook
+    (:func:`session_life`). Does nothing more outside a real server: under AppTest the tests'
+    process keeps glibc's defaults (the tuning slows max-cover ~2×, see dpcore.core.memory).
     """
     global _thread
-    if not _real_server():
+    session_life()
+    if not is_real_server():
         return False
     with _started:
         if _thread is not None and _thread.is_alive():

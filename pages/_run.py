@@ -26,6 +26,7 @@ from typing import Any
 import streamlit as st
 
 from dpcore.core.cancel import Cancelled, RunControl, controlled
+from pages._lifecycle import session_life
 
 #: Name prefix of the fit threads (pages/_lifecycle.py counts them to trim memory when one ends).
 RUN_THREAD_PREFIX = "dpcore-run-"
@@ -59,17 +60,6 @@ def current(page: str) -> Job | None:
     return st.session_state.get(_slot(page))
 
 
-def _session_alive(session_id: str | None) -> bool:
-    if session_id is None:
-        return True
-    try:
-        from streamlit.runtime import Runtime
-
-        return not Runtime.exists() or Runtime.instance().is_active_session(session_id)
-    except Exception:  # runtime internals moved: never cancel because of that
-        return True
-
-
 def _execute(job: Job, fn: Callable[[], Any]) -> None:
     try:
         with controlled(job.ctl):
@@ -88,20 +78,14 @@ def start(page: str, key: Any, fn: Callable[[], Any], *, background: bool = True
     old = current(page)
     if old is not None and not old.done:
         old.ctl.cancel()  # superseded
-    try:
-        from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-        ctx = get_script_run_ctx()
-        session_id = ctx.session_id if ctx is not None else None
-    except Exception:
-        session_id = None
+    life = session_life()  # ends when the browser session disconnects (pages/_lifecycle.py)
     job = Job(key, RunControl())
     if old is not None:
         job.previous = old if old.done and not old.cancelled else old.previous
 
     def progress(fraction: float, message: str) -> None:
         job.fraction, job.message = fraction, message
-        if background and not _session_alive(session_id):
+        if background and life is not None and life.ended.is_set():
             raise Cancelled("the browser session ended")
 
     job.ctl.on_progress = progress

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -13,8 +12,12 @@ from dpcore.app.advice import (
     noise_verdict,
     plain_error,
 )
-from dpcore.app.evaluate import normalized_kmeans_cost
-from dpcore.app.sweeps import clustering_algorithms, fit_algorithm, unavailable_algorithms
+from dpcore.app.sweeps import (
+    clustering_algorithms,
+    comparison_table,
+    fit_algorithm,
+    unavailable_algorithms,
+)
 from dpcore.core.cancel import checkpoint
 from dpcore.core.text import md_text
 from dpcore.release.runconfig import release_frame
@@ -119,23 +122,7 @@ if job.error is not None:
     st.stop()
 outs = job.result
 st.caption(f":orange[{EXPLORE_NOTE}]")
-ref = next((o for o in outs if o.algorithm == "k-means (non-private)" and o.centers is not None),
-           None)
-ref_cost = normalized_kmeans_cost(ds.X, ref.centers) if ref is not None else None
-rows = []
-for o in outs:
-    cost = normalized_kmeans_cost(ds.X, o.centers) if o.centers is not None else np.nan
-    if o.guarantee is not None:
-        spent = str(o.guarantee)
-    elif algorithms[o.algorithm].private:
-        spent = "nothing released"
-    else:
-        spent = "not private"
-    note = plain_error(o.error).text if o.error else (o.note or "")
-    rows.append({"algorithm": o.algorithm, "privacy spent": spent, "normalised cost": cost,
-                 "× non-private": cost / ref_cost if ref_cost else np.nan,
-                 "seconds": o.seconds, "note": note})
-table = pd.DataFrame(rows)
+table = comparison_table(outs, ds.X, lambda e: plain_error(e).text)
 shown = table if table["note"].astype(bool).any() else table.drop(columns="note")
 st.dataframe(shown, hide_index=True, column_config={
     "algorithm": st.column_config.TextColumn(width=180),

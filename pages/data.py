@@ -145,6 +145,7 @@ def _set_radius() -> None:
         r = got.value
     sp["radius"] = r
     sp["radius_from"] = "declared by you" if r is not None else "not declared yet"
+    sp["radius_source"] = "declared" if r is not None else "none"
 
 
 if key == UPLOAD:
@@ -189,6 +190,7 @@ def _suggest_radius() -> None:
     ss[f"radius_{key}"] = got.value
     sp["radius"] = got.value
     sp["radius_from"] = "suggested from the data's 99th percentile norm: NOT private"
+    sp["radius_source"] = "data"
 
 
 if key != UPLOAD and (sp["radius"] is None or "NOT private" in sp["radius_from"]):
@@ -218,6 +220,7 @@ def _private_radius() -> None:
     sp["radius_from"] = (f"estimated privately: {q:.0%} quantile of the norms under "
                          f"{est.privacy_}" + ("" if is_release_mode() else
                                               " (explore mode: not recorded in the ledger)"))
+    sp["radius_source"] = "private_uncharged"  # this page records no charge for it
     ss["radius_msg"] = ("success", f"Private radius estimate: {r:g} ({est.privacy_}).")
 
 

@@ -5,6 +5,11 @@ folder literally named ``pages/`` (fixed by the product brief) every run after t
 through the legacy ``pages/`` router and skips ``app.py`` (the sidebar and the navigation
 vanish). The real server decides this once per process and the first ``st.navigation`` call turns
 the legacy router off for good; :func:`new_app` mimics that by patching the flag in AppTest.
+The app's own way out of the legacy router (``pages/_common._leave_legacy_router``: public
+``st.navigation`` + ``st.rerun``) would otherwise run on every AppTest run, and its rerun drops
+the value of a button clicked in that run; ``tests/test_streamlit_compat.py`` tests that way out
+with this patch undone. Test-only: the app itself reads no Streamlit internal outside
+``pages/_streamlit_compat.py``.
 """
 
 from __future__ import annotations

@@ -16,11 +16,11 @@ import dpcore.mechanisms.baselines.lsh_clustering as lshmod
 from dpcore.mechanisms.baselines.kv18 import kv18_clip_width, kv18_mean, kv18_mean_1d
 from dpcore.mechanisms.baselines.lsh_clustering import (
     LSHClustering,
-    discrete_laplace,
     lsh_noise_parameters,
 )
 from dpcore.privacy.audit import audit_epsilon
 from dpcore.privacy.guarantees import ZCDP, ApproxDP, PrivacyLeakWarning, PureDP, zcdp_to_epsilon
+from dpcore.privacy.noise import add_discrete_laplace, defended_noise
 
 # ------------------------------------------------------------------ KV18
 
@@ -129,7 +129,7 @@ def test_kv18_rejects_bad_parameters_with_one_line_message(bad):
 def test_discrete_laplace_has_the_stated_law():
     gen = np.random.default_rng(0)
     a = 0.7
-    z = discrete_laplace(a, 200_000, gen)
+    z = add_discrete_laplace(np.zeros(200_000), a, rng=gen)  # the LSH counts' noise
     p0 = (1 - math.exp(-a)) / (1 + math.exp(-a))  # P(Z = 0)
     assert abs(np.mean(z == 0) - p0) < 4 * math.sqrt(p0 * (1 - p0) / z.size)
     assert abs(np.mean(z == 3) / np.mean(z == 2) - math.exp(-a)) < 0.02
@@ -166,6 +166,32 @@ def test_lsh_coreset_passes_audit_and_broken_variant_fails(monkeypatch):
     monkeypatch.setattr(lshmod, "lsh_noise_parameters",
                         lambda e, dl, depth: (real(e, dl, depth)[0] / 30, real(e, dl, depth)[1]))
     bad = audit_epsilon(_lsh_sampler(1.0), d0, d1, n_samples=3000, delta=1e-8, rng=2)
+    assert bad.epsilon_lower > 2.0
+
+
+def _lsh_defended_sampler():
+    """The release door's path: every coreset drawn inside defended_noise (exact discrete
+    Laplace counts, discrete Gaussian leaf sums on the defended grid)."""
+    inner = _lsh_sampler(1.0)
+
+    def sample(data, size, gen):
+        with defended_noise(ApproxDP(2.0, 1e-8)):
+            return inner(data, size, gen)
+
+    return sample
+
+
+def test_lsh_defended_coreset_passes_audit_and_broken_variant_fails(monkeypatch):
+    """The same audit on the noise a release draws: within the claimed ε = 2 (the door charges
+    ε(1 + η)²), and the 30× too small sum noise still fails it."""
+    d0 = np.zeros((40, 1))
+    d1 = np.vstack([d0, [[1.0]]])
+    ok = audit_epsilon(_lsh_defended_sampler(), d0, d1, n_samples=3000, delta=1e-8, rng=2)
+    assert ok.epsilon_lower <= 2.0
+    real = lshmod.lsh_noise_parameters
+    monkeypatch.setattr(lshmod, "lsh_noise_parameters",
+                        lambda e, dl, depth: (real(e, dl, depth)[0] / 30, real(e, dl, depth)[1]))
+    bad = audit_epsilon(_lsh_defended_sampler(), d0, d1, n_samples=3000, delta=1e-8, rng=2)
     assert bad.epsilon_lower > 2.0
 
 

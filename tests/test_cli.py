@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from dpcore import cli
+from dpcore.cli import dashboard, reproduce
 from dpcore.privacy.guarantees import PureDP
 from dpcore.release import runconfig as rc
 
@@ -128,7 +129,7 @@ def test_bad_input_gives_one_line_and_status_2(argv, message, table, tmp_path, c
 
 def test_module_entry_point_exits_cleanly_on_bad_input(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "dpcore", "run", "nope", "x.csv"],
-                          capture_output=True, text=True, cwd=Path(cli.__file__).parents[1],
+                          capture_output=True, text=True, cwd=Path(cli.__file__).parents[2],
                           timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.startswith("dpcore: error: unknown mechanism 'nope'")
@@ -141,7 +142,7 @@ def test_reproduce_calls_the_papers_main(monkeypatch, capsys):
         mod = types.ModuleType(f"dpcore.reproduce.{name}")
         mod.main = lambda argv=None, name=name: calls.append((name, argv))
         monkeypatch.setitem(sys.modules, mod.__name__, mod)
-    monkeypatch.setattr(cli, "_reproduce_modules", lambda: ["alpha", "beta"])
+    monkeypatch.setattr(reproduce, "_reproduce_modules", lambda: ["alpha", "beta"])
     assert run(["reproduce", "beta", "--quick"], capsys)[0] == 0
     from dpcore.reproduce._report import scratch_dir
 
@@ -161,7 +162,7 @@ def test_reproduce_calls_the_papers_main(monkeypatch, capsys):
 
 def test_app_locates_the_dashboard(monkeypatch, tmp_path, capsys):
     app = tmp_path / "app.py"
-    monkeypatch.setattr(cli, "app_path", lambda: app)
+    monkeypatch.setattr(dashboard, "app_path", lambda: app)
     code, _, err = run(["app", "--dry-run"], capsys)
     assert code == 2 and "app.py not found" in err
     app.write_text("")
@@ -175,7 +176,7 @@ def test_app_serves_this_machine_only_by_default(monkeypatch, tmp_path, capsys):
     """127.0.0.1 unless --host says otherwise, which is then said out loud (issue 27.1)."""
     app = tmp_path / "app.py"
     app.write_text("")
-    monkeypatch.setattr(cli, "app_path", lambda: app)
+    monkeypatch.setattr(dashboard, "app_path", lambda: app)
     code, out, err = run(["app", "--dry-run"], capsys)
     assert code == 0 and " --server.address 127.0.0.1 " in f" {out.strip()} "
     assert "warning" not in err
@@ -190,15 +191,15 @@ def test_app_replaces_itself_with_the_server(monkeypatch, tmp_path, capsys):
     folder (its .streamlit/config.toml) with the curator environment."""
     app = tmp_path / "app.py"
     app.write_text("")
-    monkeypatch.setattr(cli, "app_path", lambda: app)
+    monkeypatch.setattr(dashboard, "app_path", lambda: app)
     calls = []
-    monkeypatch.setattr(cli.os, "chdir", lambda path: calls.append(("chdir", path)))
+    monkeypatch.setattr(dashboard.os, "chdir", lambda path: calls.append(("chdir", path)))
 
     def execve(path, argv, env):
         calls.append(("execve", path, argv, env))
         raise OSError("exec stopped by the test")
 
-    monkeypatch.setattr(cli.os, "execve", execve)
+    monkeypatch.setattr(dashboard.os, "execve", execve)
     code, _, err = run(["app", "--port", "8600"], capsys)
     assert code == 2 and "exec stopped by the test" in err
     (_, cwd), (_, path, argv, env) = calls
@@ -326,7 +327,7 @@ def test_app_command_serves_locally_and_stops_on_sigterm(tmp_path):
     )
 
     port = free_port()
-    env = dict(os.environ, PYTHONPATH=str(Path(cli.__file__).resolve().parents[1]))  # this dpcore
+    env = dict(os.environ, PYTHONPATH=str(Path(cli.__file__).resolve().parents[2]))  # this dpcore
     proc = subprocess.Popen([sys.executable, "-m", "dpcore", "app", "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             cwd=tmp_path, env=env, start_new_session=True)

@@ -24,7 +24,7 @@ from dpcore.data.geometry import clip_to_ball, nearest_center, row_norms, square
 from dpcore.data.tables import MAX_UPLOAD_MIB, DataError, load_table, to_matrix
 from dpcore.release import runconfig as rc
 
-REPO = Path(cli.__file__).resolve().parents[1]
+REPO = Path(cli.__file__).resolve().parents[2]  # dpcore/cli/__init__.py
 
 # --------------------------------------------------------------------------- finding 1: numerics
 

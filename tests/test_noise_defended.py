@@ -196,3 +196,63 @@ def test_slack_needs_the_nominal_guarantee():
         assert d.slack_for(PureDP(1.0)).epsilon == pytest.approx((1 + d.eta) ** 2 - 1)
     with pytest.raises(TypeError), noise.defended_noise("eps=1"):  # type: ignore[arg-type]
         pass
+
+
+# ------------------------------------------------------------------ the defended adders' laws
+# Each adder is checked against the density it states, with a fixed seed, and the same draws must
+# reject the density at 1.5× (and 1/1.5×) the scale: the test has the power to see a scale error.
+
+
+@pytest.mark.parametrize("a", [0.05, 0.7])
+@pytest.mark.parametrize("defended", [True, False])
+def test_add_discrete_laplace_has_the_stated_law(a, defended):
+    """P(z) ∝ exp(−a|z|) on ℤ; a = 0.05 is the LSH baseline's count noise (a = 1/(20α))."""
+    size = 20_000
+    if defended:
+        with noise.defended_noise(PureDP(a)):
+            draws = noise.add_discrete_laplace(np.zeros(size), a, rng=21)
+    else:
+        draws = noise.add_discrete_laplace(np.zeros(size), a, rng=21)
+    assert draws.dtype == float and np.all(draws == np.rint(draws))
+    z = draws.astype(np.int64)
+    support = np.arange(-int(12 / a), int(12 / a) + 1)
+    assert _chi2_pvalue(z, _discrete_laplace_pmf(1 / a, support), support) > 1e-3
+    for wrong in (1.5, 1 / 1.5):  # power: a 1.5× scale error is rejected by the same draws
+        assert _chi2_pvalue(z, _discrete_laplace_pmf(wrong / a, support), support) < 1e-6
+
+
+def test_add_discrete_laplace_is_exact_on_integers_and_refuses_fractions():
+    with noise.defended_noise(PureDP(1.0)):
+        out = noise.add_discrete_laplace(np.array([[3.0, 7.0], [0.0, 1e6]]), 0.5, rng=1)
+        one = noise.add_discrete_laplace(12, 0.5, rng=1)
+        with pytest.raises(ValueError, match="integer"):
+            noise.add_discrete_laplace(0.5, 1.0, rng=1)
+    assert out.shape == (2, 2) and np.all(out == np.rint(out)) and isinstance(one, float)
+    with pytest.raises(ValueError, match="a must"):
+        noise.add_discrete_laplace(1.0, 0.0)
+    # the exact parameter is never above a: 1/scale ≤ a (a little more noise, never less)
+    for a in (0.05, 0.1, 0.7, 1 / 3, 2.0 / 3.0, 1e-7):
+        scale = noise._discrete_laplace_scale(a)
+        assert 1 / scale <= Fraction(a) and float(1 / scale) == pytest.approx(a, rel=1e-15)
+
+
+def test_explore_mode_discrete_laplace_keeps_the_geometric_stream():
+    gen = np.random.default_rng(9)
+    p = -math.expm1(-0.3)
+    ref = 5.0 + (gen.geometric(p, size=4) - gen.geometric(p, size=4))
+    assert np.array_equal(noise.add_discrete_laplace(np.full(4, 5.0), 0.3, rng=9), ref)
+
+
+@pytest.mark.parametrize("sigma", [0.3, 4.0])
+def test_defended_gaussian_adder_has_the_stated_law(sigma):
+    """add_gaussian inside the defence (the LSH leaf sums' noise): N(0, σ²) discretised on a grid
+    λ ≤ 2⁻²⁰·Δ/√s, indistinguishable from N(0, σ²) by a KS test on 20 000 draws, which rejects
+    1.5σ and σ/1.5."""
+    size = 20_000
+    with noise.defended_noise(ZCDP(1.0)):
+        out = noise.add_gaussian(np.zeros(size), sigma, sensitivity=1.0, rng=22)
+    lam = 2.0 ** math.floor(math.log2(noise.DEFAULT_ETA / math.sqrt(size)))
+    assert np.all(out / lam == np.rint(out / lam))
+    assert stats.kstest(out, stats.norm(scale=sigma).cdf).pvalue > 1e-3
+    for wrong in (1.5, 1 / 1.5):
+        assert stats.kstest(out, stats.norm(scale=wrong * sigma).cdf).pvalue < 1e-6

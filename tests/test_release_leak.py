@@ -146,7 +146,8 @@ class Session:
         ss["uploaded"] = {"name": "private.csv", "df": table, "size": 1000}
         ss["data_specs"] = {"upload": {"columns": ["a", "b"], "center": [0.0, 0.0],
                                        "radius": float(np.hypot(10, 10)),
-                                       "radius_from": "declared by you"}}
+                                       "radius_from": "declared by you",
+                                       "radius_source": "declared"}}
         ss["budget_eps"], ss["budget_delta"], ss["budget_gamma"] = 5.0, 1e-5, 0.1
         self.at.run()
         if explore_first:  # finding 5: a button explore mode offers, then release mode

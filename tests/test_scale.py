@@ -256,12 +256,14 @@ def test_nan_partition_is_named(sync):
 
 
 def test_changed_data_between_passes_is_an_error(sync, monkeypatch):
-    real = scale._sample_part
+    from dpcore.scale import sampling  # where importance_sample looks _sample_part up
+
+    real = sampling._sample_part
 
     def lossy(part, index, *args):  # a partition that comes back shorter in pass 2
         return real(part[:-1] if index == 1 else part, index, *args)
 
-    monkeypatch.setattr(scale, "_sample_part", lossy)
+    monkeypatch.setattr(sampling, "_sample_part", lossy)
     with pytest.raises(scale.ScaleError, match=r"differ between the passes \(partitions \[1\]\)"):
         scale.importance_sample(da.from_array(two_scale_data(), chunks=(1000, -1)), 100,
                                 radius=R, mean_sq_norm=1.0, rng=0)
@@ -283,7 +285,7 @@ def test_dask_dp_lloyd_is_the_in_memory_algorithm(sync, monkeypatch):
     real = lloyd.noisy_lloyd_update
     monkeypatch.setattr(lloyd, "noisy_lloyd_update",
                         lambda *a, **k: calls.append(1) or real(*a, **k))
-    res = scale.dp_lloyd(da.from_array(X, chunks=(700, -1)), 3, epsilon=2.0, radius=R,
+    res = scale.dp_lloyd_on_partitions(da.from_array(X, chunks=(700, -1)), 3, epsilon=2.0, radius=R,
                          n_iter=6, rng=11, persist=True)
     assert len(calls) == 6
     monkeypatch.setattr(lloyd, "noisy_lloyd_update", real)
@@ -395,10 +397,10 @@ def test_cluster_sample_equals_the_local_one(client):
     np.testing.assert_array_equal(S.X, ref.X)
     X, _ = mixture(2000)
     B = da.from_array(X, chunks=(500, -1))
-    res = scale.dp_lloyd(B, 3, epsilon=1.0, radius=R, n_iter=3, rng=5, client=client,
+    res = scale.dp_lloyd_on_partitions(B, 3, epsilon=1.0, radius=R, n_iter=3, rng=5, client=client,
                          persist=True)
     with dask.config.set(scheduler="synchronous"):
-        local = scale.dp_lloyd(B, 3, epsilon=1.0, radius=R, n_iter=3, rng=5)
+        local = scale.dp_lloyd_on_partitions(B, 3, epsilon=1.0, radius=R, n_iter=3, rng=5)
     np.testing.assert_allclose(res.cluster_centers_, local.cluster_centers_, rtol=1e-9)
     kw = {"epsilon": 20.0, "radius": R, "sample_size": 500, "n": 2000, "rng": 2}
     far = scale.kmeans(B, 3, gather=False, client=client, **kw)

@@ -26,13 +26,14 @@ import numpy as np
 import pandas as pd
 
 from dpcore.app.evaluate import normalized_kmeans_cost
-from dpcore.release.registry import Entry, PublicInputs, Variant, variants
+from dpcore.release.registry import Entry, PublicInputs, Variant, importable, variants
 
 __all__ = [
     "ClusteringAlgorithm",
     "FitOutcome",
     "TargetAnswer",
     "clustering_algorithms",
+    "comparison_table",
     "epsilon_for_target",
     "fit_algorithm",
     "log_grid",
@@ -89,14 +90,11 @@ def _algorithm(e: Entry, v: Variant) -> ClusteringAlgorithm:
 
 #: Every clustering variant of the registry (DP ones in table order, then the reference).
 _ALGORITHMS: list[ClusteringAlgorithm] = [_algorithm(e, v) for e, v in variants("clustering")]
+_ROWS: dict[str, Entry] = {v.label: e for e, v in variants("clustering")}
 
 
 def _importable(alg: ClusteringAlgorithm) -> str | None:
-    try:
-        alg.estimator()
-    except Exception as exc:  # an optional extra or an algorithm still being written
-        return f"{alg.target} cannot be imported ({type(exc).__name__}: {exc})"
-    return None
+    return importable(_ROWS[alg.name])
 
 
 def clustering_algorithms() -> dict[str, ClusteringAlgorithm]:
@@ -180,6 +178,32 @@ def log_grid(lo: float, hi: float, num: int) -> np.ndarray:
     if not (0 < lo < hi) or num < 2:
         raise ValueError(f"need 0 < lo < hi and num ≥ 2, got lo={lo!r}, hi={hi!r}, num={num!r}")
     return np.array([float(f"{v:.3g}") for v in np.geomspace(lo, hi, int(num))])
+
+
+def comparison_table(outcomes: Sequence[FitOutcome], X: np.ndarray,
+                     explain: Callable[[str], str] = str) -> pd.DataFrame:
+    """The Clustering page's comparison of fits on the same data: per algorithm the privacy
+    spent, the normalised k-means cost, its ratio to the non-private reference, the time and a
+    note (``explain`` turns an error into plain words). Reads X: explore mode only.
+    """
+    ref_name = reference_algorithm().name
+    ref = next((o for o in outcomes if o.algorithm == ref_name and o.centers is not None), None)
+    ref_cost = normalized_kmeans_cost(X, ref.centers) if ref is not None else None
+    private = {a.name: a.private for a in _ALGORITHMS}
+    rows = []
+    for o in outcomes:
+        cost = normalized_kmeans_cost(X, o.centers) if o.centers is not None else np.nan
+        if o.guarantee is not None:
+            spent = str(o.guarantee)
+        elif private.get(o.algorithm, True):
+            spent = "nothing released"
+        else:
+            spent = "not private"
+        rows.append({"algorithm": o.algorithm, "privacy spent": spent, "normalised cost": cost,
+                     "× non-private": cost / ref_cost if ref_cost else np.nan,
+                     "seconds": o.seconds,
+                     "note": explain(o.error) if o.error else (o.note or "")})
+    return pd.DataFrame(rows)
 
 
 def utility_sweep(

@@ -1,4 +1,5 @@
-"""Data: tables to float matrices, input limits, geometry kernels, bundled data sets.
+"""Data: tables to float matrices, input limits, parameter constraints (:mod:`.params`), the
+estimators' scikit-learn base (:mod:`.base`), geometry kernels, bundled data sets.
 
 This package's namespace re-exports :mod:`dpcore.data.tables` (``from dpcore.data import
 to_matrix``).

@@ -72,6 +72,7 @@ __all__ = [
     "check_radius",
     "check_rho",
     "check_sample_size",
+    "check_share",
     "resource_limits",
     "session_memory_bytes",
 ]
@@ -339,6 +340,13 @@ def check_n_iter(value: Any, name: str = "n_iter") -> int:
     return check_count(name, value, 1, MAX_ITER)
 
 
+def check_share(value: Any, name: str = "share") -> float:
+    """A share of a budget, strictly between 0 and 1 (``count_share``, ``seed_share``, …)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 < value < 1.0:
+        raise ParameterError(name, f"{name} must be in (0, 1), got {value!r}"[:300])
+    return float(value)
+
+
 def check_sample_size(value: Any, *, d: int = 2, n: int | None = None,
                       name: str = "sample_size") -> float:
     """An expected sample size m in ``(0, hi]`` (m may be fractional): ``hi`` is n when the
@@ -366,7 +374,8 @@ _BY_NAME = {
     "lower": lambda v, d: check_number("lower", v, 0.0, MAX_RADIUS),
     "upper": lambda v, d: check_number("upper", v, 0.0, MAX_RADIUS),
     "n_clusters": lambda v, d: check_n_clusters(v, d=d),
-    "n_iter": lambda v, d: check_n_iter(v),
+    # "auto": the estimators that take n_iter choose T from the budget (DPLloyd, DPKMeans)
+    "n_iter": lambda v, d: v if isinstance(v, str) and v == "auto" else check_n_iter(v),
     "sample_size": lambda v, d: check_sample_size(v, d=d),
     "beta": lambda v, d: check_probability(v, "beta"),
     "quantile": lambda v, d: check_number("quantile", v, 0.0, 1.0),
@@ -383,8 +392,11 @@ def check_params(params: dict[str, Any] | None = None, *, d: int = 2, required: 
     size, β, t, quantile, confidence, λ, m).
 
     ``None`` values are skipped (a parameter left at "not given") unless ``required``; unknown
-    names are left to the mechanism. Used by :mod:`dpcore.release.runconfig` (hence the CLI) and by
-    estimators' ``fit``.
+    names are left to the mechanism. Used by :mod:`dpcore.release.runconfig` (hence the CLI) on
+    every mechanism's parameters by name; the estimators' ``fit`` and the declared release
+    functions check their own declaration instead (``_parameter_constraints``,
+    :mod:`dpcore.data.params`), which uses these same functions. ``n_iter`` accepts ``"auto"`` as
+    the estimators that take it do.
     """
     for key, value in {**(params or {}), **kwargs}.items():
         check = _BY_NAME.get(key)

@@ -23,11 +23,19 @@ from dpcore.data import limits
 __all__ = [
     "BOUNDS",
     "DELTA",
+    "DELTA_POSITIVE",
     "EPSILON",
+    "EPSILON_FINITE",
     "N_CLUSTERS",
     "N_ITER",
     "N_PUBLIC",
+    "N_PUBLIC_INT",
+    "PROJ_DIM",
     "RADIUS",
+    "RADIUS_REQUIRED",
+    "RHO",
+    "SAMPLE_SIZE",
+    "SHARE",
     "Param",
     "constraints_of",
     "declare",
@@ -158,11 +166,30 @@ RADIUS = Param("float", limits.MIN_RADIUS, limits.MAX_RADIUS, special=(None,), p
                doc="public bound on ‖x‖₂ (declared, never read off the data)")
 BOUNDS = Param("bounds", special=(None,), public="bounds",
                doc="public per-feature box (lo, hi)")
-N_PUBLIC = Param("float", 0.0, limits.MAX_ABS_VALUE, special=(None,), public="n",
+N_PUBLIC = Param("float", 1.0, limits.MAX_ABS_VALUE, special=(None,), public="n",
                  doc="public (declared or privately estimated) number of rows")
 N_CLUSTERS = Param("int", 1, 10_000, check=lambda v, name: limits.check_n_clusters(v, name=name),
                    doc="number of clusters k")
 N_ITER = Param("int", 1, limits.MAX_ITER, doc="number of iterations T")
+
+# Variants several mechanisms share (a mechanism needing δ > 0, a finite ε, an integer n, …).
+EPSILON_FINITE = Param("float", limits.MIN_EPSILON, limits.MAX_EPSILON,
+                       check=lambda v, name: limits.check_epsilon(v, name),
+                       doc="privacy loss ε (finite)")
+DELTA_POSITIVE = Param("float", limits.MIN_DELTA, 1.0,
+                       check=lambda v, name: limits.check_delta(v, name),
+                       doc="δ of (ε, δ)-DP, in (0, 1)")
+RHO = Param("float", limits.MIN_RHO, limits.MAX_RHO,
+            check=lambda v, name: limits.check_rho(v, name), doc="zCDP ρ")
+RADIUS_REQUIRED = replace(RADIUS, special=())
+N_PUBLIC_INT = Param("int", 1, 10**15, special=(None,), public="n",
+                     doc="public (declared or privately estimated) number of rows, an integer")
+SHARE = Param("float", 0.0, 1.0, check=lambda v, name: limits.check_share(v, name),
+              doc="a share of the budget, in (0, 1)")
+SAMPLE_SIZE = Param("float", 0.0, limits.MAX_ABS_VALUE, special=(None,),
+                    check=lambda v, name: limits.check_sample_size(v, name=name),
+                    doc="expected sample size m (within the session memory budget)")
+PROJ_DIM = Param("int", 1, 10**6, special=(None,), doc="dimension d' of the random projection")
 
 
 def declare(**constraints: Param) -> Callable:

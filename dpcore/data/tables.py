@@ -267,10 +267,17 @@ def _parse_text(text: str, name: str) -> pd.DataFrame:
     if dupes:
         raise DataError(f"duplicate column names: {', '.join(map(repr, dupes))}; rename them")
     try:
-        df = pd.read_csv(
-            io.StringIO(text), sep=delim, keep_default_na=False, na_values=_NA_TOKENS,
-            skipinitialspace=True,
-        )
+        with warnings.catch_warnings():
+            # index_col=False: a header one field shorter than the rows must not make the first
+            # field an index and shift every column (issue 26); pandas warns, we refuse
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            df = pd.read_csv(
+                io.StringIO(text), sep=delim, keep_default_na=False, na_values=_NA_TOKENS,
+                skipinitialspace=True, index_col=False,
+            )
+    except pd.errors.ParserWarning:
+        raise DataError(f"the header names {len(header)} column(s) but the rows have more "
+                        "fields: add the missing column name(s) to the first line") from None
     except pd.errors.ParserError as exc:
         raise DataError(f"the file is not a well-formed table: {exc}") from None
     df = _numbers_beyond_int64(df)

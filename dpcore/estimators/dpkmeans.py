@@ -39,24 +39,46 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import ClassVar
 
 import numpy as np
 
 from dpcore.core.cancel import substep
+from dpcore.core.errors import ParameterError
 from dpcore.core.rng import RNGLike, as_generator
+from dpcore.data.base import DPClusterer
+from dpcore.data.params import (
+    BOUNDS,
+    DELTA,
+    EPSILON,
+    N_CLUSTERS,
+    N_ITER,
+    N_PUBLIC,
+    RADIUS,
+    SAMPLE_SIZE,
+    SHARE,
+    Param,
+)
 from dpcore.mechanisms.lloyd.domain import box_domain, declared_n
-from dpcore.mechanisms.lloyd.estimator import DPLloyd
+from dpcore.mechanisms.lloyd.estimator import SAMPLER, SUM_NOISE, DPLloyd
 from dpcore.mechanisms.lloyd.staged import PARTITION_ROUNDS, SEEDING_PROGRESS, fit_lloyd_stage
 from dpcore.mechanisms.maxcover.estimator import fit_seeding, seed_share_of
 from dpcore.privacy.guarantees import ApproxDP, PureDP
-from dpcore.privacy.noise import laplace
+from dpcore.privacy.noise import add_laplace, public_randomness
 
 __all__ = ["PARTITION_ROUNDS", "SEEDINGS", "DPKMeans"]
 
 SEEDINGS = (None, "moments", "maxcover")
 _CHUNK = 16384
 
-class DPKMeans:
+
+@public_randomness("initial centres drawn around the private mean with the private spread: "
+                   "post-processing of released moments")
+def _spread_centres(mean: np.ndarray, sd: np.ndarray, k: int, gen: np.random.Generator):
+    return mean + sd * gen.standard_normal((k, mean.size))
+
+
+class DPKMeans(DPClusterer):
     """Recommended ε-DP k-means (see the module docstring).
 
     Parameters
@@ -106,7 +128,30 @@ class DPKMeans:
     lloyd_ : DPLloyd, the fitted DP-Lloyd stage (n_iter_, count_share_, domain_, …)
     seeding_ : MaxCoverKMeans or None
         The fitted max-cover seeding (``partition_``, ``proxy_centers_``, ``budget_``, …).
+    n_iter_, count_share_ : int, float
+    n_features_in_ : int
     """
+
+    #: Every parameter's constraint (:mod:`dpcore.data.params`), read by ``fit`` and by every
+    #: other consumer; ``n``, ``radius``, ``bounds`` are the proof's public inputs.
+    _parameter_constraints: ClassVar[dict[str, Param]] = {
+        "n_clusters": N_CLUSTERS,
+        "epsilon": EPSILON,
+        "bounds": BOUNDS,
+        "radius": RADIUS,
+        "n": N_PUBLIC,
+        "n_iter": N_ITER.also("auto"),
+        "count_share": SHARE.also("auto"),
+        "sum_noise": SUM_NOISE,
+        "sampler": SAMPLER,
+        "sample_size": SAMPLE_SIZE,
+        "seeding": Param("str", choices=tuple(s for s in SEEDINGS if s is not None),
+                         special=(None,), doc="private start: None, 'moments' or 'maxcover'"),
+        "seed_share": SHARE.also(None),
+        "delta": DELTA,
+        "seeding_params": Param("mapping", special=(None,),
+                                doc="extra keyword arguments of the max-cover seeding"),
+    }
 
     def __init__(
         self,
@@ -145,15 +190,12 @@ class DPKMeans:
 
     def fit(self, X, y=None) -> DPKMeans:
         """Fit on X (rows outside the public domain are clipped, with a warning)."""
-        X = DPLloyd._check_X(X)
+        p = self._validate_params()
         if self.bounds is None and self.radius is None:
-            raise ValueError("DPKMeans needs public bounds=(lo, hi) or radius=")
-        if self.seeding not in SEEDINGS:
-            raise ValueError(f"seeding must be one of {SEEDINGS}, got {self.seeding!r}")
-        eps = float(self.epsilon)
-        if math.isnan(eps) or eps <= 0:
-            raise ValueError(f"epsilon must be > 0 (inf for no noise), got {self.epsilon!r}")
-        k = self.n_clusters
+            raise ParameterError("bounds", "DPKMeans needs public bounds=(lo, hi) or radius=")
+        X = DPLloyd._check_X(X)
+        eps = float(p["epsilon"])
+        k = p["n_clusters"]
         gen = as_generator(self.rng)
         t, n_pub = self.n_iter, self.n
         if t == "auto":  # resolved by DPLloyd (error_budget_n_iter), which needs a public n
@@ -210,14 +252,17 @@ class DPKMeans:
             s1 += y.sum(axis=0)
             s2 += np.einsum("ij,ij->j", y, y)
         u1, u2 = np.cbrt(h / h.max()), np.cbrt((h / h.max()) ** 2)
-        n_noisy = count + laplace(1.0 / e3, rng=gen)
-        n_noisy = max(n_noisy, 1.0)
-        mean = (s1 + laplace(float(np.sum(h / u1)) / e3, size=h.size, rng=gen) * u1) / n_noisy
-        sq = (s2 + laplace(float(np.sum(h * h / u2)) / e3, size=h.size, rng=gen) * u2) / n_noisy
+        # Lap(β·u_i) per coordinate = u_i·(s_i/u_i + Lap(β)): through the value-aware adder (the
+        # defended one in a release) with the ℓ1 sensitivities of s/u (a bare laplace() refused
+        # there, so every door release of this seeding was ⊥).
+        n_noisy = max(add_laplace(count, 1.0 / e3, sensitivity=1.0, rng=gen), 1.0)
+        sens1, sens2 = float(np.sum(h / u1)), float(np.sum(h * h / u2))
+        mean = add_laplace(s1 / u1, sens1 / e3, sensitivity=sens1, rng=gen) * u1 / n_noisy
+        sq = add_laplace(s2 / u2, sens2 / e3, sensitivity=sens2, rng=gen) * u2 / n_noisy
         mean = np.clip(mean, -h, h)
         sd = np.sqrt(np.clip(sq - mean * mean, 0.0, h * h))
         self.seeding_ = None
-        C = mean + sd * gen.standard_normal((int(self.n_clusters), h.size))
+        C = _spread_centres(mean, sd, int(self.n_clusters), gen)
         return np.clip(C, -h, h) + c, (1.0 - share) * eps
 
     def _maxcover_partition(self, X, eps, gen) -> tuple[float, object]:
@@ -237,7 +282,7 @@ class DPKMeans:
             center, radius = np.zeros(X.shape[1]), float(self.radius)
         n_pub = None if self.n is None else int(self.n)
         shifted = np.any(center != 0)
-        mc = fit_seeding(X - center if shifted else X, self.n_clusters, epsilon=eps,
+        mc = fit_seeding(X - center if shifted else X, int(self.n_clusters), epsilon=eps,
                          delta=float(self.delta), radius=radius, n_public=n_pub,
                          seed_share=self.seed_share, rng=gen, params=self.seeding_params)
         self.seeding_ = mc
@@ -246,6 +291,5 @@ class DPKMeans:
 
     def predict(self, X) -> np.ndarray:
         """Index of the nearest learned centre for each row of X."""
-        if not hasattr(self, "lloyd_"):
-            raise ValueError("this DPKMeans is not fitted yet; call fit(X) first")
+        self._check_predict_X(X)
         return self.lloyd_.predict(X)

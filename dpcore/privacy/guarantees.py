@@ -86,6 +86,7 @@ __all__ = [
     "guarantee_from_dict",
     "part_from_dict",
     "parts_consistent",
+    "privacy_alias",
     "scale_part",
     "zcdp_to_epsilon",
 ]
@@ -95,6 +96,24 @@ RANDOM_DP_CAVEAT = (
     "Random DP (the sensitivity sampler) promises (ε, δ)-DP only for all but a γ-fraction of "
     "data sets drawn from an assumed population, so it bounds nothing for an unlucky data set "
     "or a worst-case neighbour: its releases are kept out of the DP total.")
+
+
+def privacy_alias(old: str) -> property:
+    """A read-only property ``old`` returning ``self.privacy_``: the deprecated name of a
+    result's delivered guarantee.
+
+    Every estimator and release-function result names its guarantee ``privacy_``; results that
+    called it ``privacy`` or ``guarantee`` keep that name as this alias for existing callers
+    (the release door and the run configurations still read them). It does not warn yet: the
+    run configurations record every warning of a run in its result.
+    """
+
+    def get(self) -> Guarantee:
+        return self.privacy_
+
+    get.__name__ = old
+    get.__doc__ = "Deprecated name of ``privacy_`` (the delivered guarantee); use ``privacy_``."
+    return property(get)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,8 @@
 * Value-aware adders :func:`add_laplace`, :func:`add_gaussian`, :func:`add_l2_exponential`:
   ``value + noise``. Mechanisms call these, never ``value + laplace(...)``, so that inside
   :func:`defended_noise` (the release door) every draw is floating-point safe.
+  :func:`add_discrete_laplace` adds P(z) ∝ exp(−a|z|) on ℤ to an integer statistic (a count):
+  the two-sided geometric mechanism.
 
 Floating-point defence (Mironov, CCS 2012)
 -----------------------------------------
@@ -32,6 +34,9 @@ only some doubles, and *which* doubles depends on the exact input: from one outp
   ρ(1 + η)²-zCDP (CKS 2020, Thm 4 / Prop. 5 for independent coordinates). ``sensitivity`` must be
   a *lower* bound on the true one: a smaller value only makes the grid finer (η·Δ_given/Δ_true
   ≤ η). Values are clamped to ±2⁶²λ first (1-Lipschitz, so free) so the integers stay in int64.
+* :func:`add_discrete_laplace` needs no grid: the value is an integer and the exact CKS sampler
+  draws the discrete Laplace with parameter a' = 1/s, s the smallest double ≥ 1/a, so a' ≤ a
+  (a little *more* noise) and the release keeps its nominal ε = a·Δ₁ without any slack.
 * :func:`add_l2_exponential` rounds the value to the ℓ2 grid the same way and snaps the (float)
   Gamma-radius noise to that grid, so the output is a multiple of λ whatever the input: the
   exact-input recovery of Mironov's attack is gone and the rounding costs the same (1 + η)
@@ -45,6 +50,37 @@ nominal guarantee and yields a :class:`NoiseDefence` whose ``slack`` is the extr
 (``((1 + η)² − 1)·`` the nominal ε or ρ), a guarantee the door composes into its charge.
 Outside the context (explore mode, experiments) the adders draw exactly what
 ``value + laplace(...)`` drew before: same speed, same seeded streams.
+
+Which random draws are noise (the rule ``tests/test_noise_trap.py`` enforces)
+------------------------------------------------------------------------------
+In a release (the door's :func:`defended_noise` block) every call of a sampling method of
+:class:`numpy.random.Generator`, made directly or through a library such as SciPy, must come from
+one of three kinds of code. The innermost frame of the call stack that is dpcore code or a
+registered site decides (:func:`draw_site`):
+
+1. **defended noise**: the samplers behind this module's ``add_*`` adders, i.e. the seed of the
+   exact integer samplers (:func:`dpcore.privacy.discrete_noise.integer_source`) and the snapped
+   noise of :func:`add_l2_exponential` (only when reached from it with the defence active). The
+   bare float samplers (:func:`laplace`, :func:`gaussian`, :func:`sample_l2_exponential` called
+   directly) never are.
+2. **selection** (:func:`selection_sampler`): DP randomness whose result is a discrete choice, i.e.
+   :func:`exponential_mechanism`, the exact lazy or rejection samplers of its law (max-cover's grid
+   samplers) and a filter's Bernoulli selection. An index, a grid point or a bit has no low-order
+   bits for Mironov's attack to read. (Their probabilities, Gumbel variates and acceptance tests
+   are still computed in floating point, a relative error of the law of order 2⁻⁵² that this rule
+   does not address.)
+3. **public randomness** (:func:`public_randomness`): randomness that is not a noise term of a
+   statistic of the data. It is independent of the data (random directions, JL matrices,
+   rotations, grid shifts, initial centres in the declared domain, records of a public oracle),
+   or it chooses rows (Poisson subsampling, uniform part labels), or it drives a computation whose
+   output reaches the release only through a later DP step or after one (FriendlyCore's
+   non-private oracles; k-means++ on an already-private coreset, :func:`postprocessing_seed`).
+
+A registered site is a small named function that makes its draws itself and states why in its
+``reason``. It never adds a random term to a statistic of the private data: that is noise, and
+noise goes through an ``add_*`` adder. Every other draw in a release is *raw* noise; the trap
+test names the mechanism, the method and the call site. Registering costs nothing at run time
+(the decorators return the function unchanged).
 """
 
 from __future__ import annotations
@@ -61,16 +97,25 @@ from scipy import optimize, special
 
 from dpcore.core.rng import RNGLike, as_generator
 from dpcore.privacy import discrete_noise
+from dpcore.privacy.draw_sites import (  # re-exported: the rule is stated in this module
+    draw_site,
+    postprocessing_seed,
+    public_randomness,
+    register_defended,
+    selection_sampler,
+)
 from dpcore.privacy.guarantees import ZCDP, ApproxDP, Guarantee, PureDP, RandomDP
 
 __all__ = [
     "DEFAULT_ETA",
     "NoiseDefence",
+    "add_discrete_laplace",
     "add_gaussian",
     "add_l2_exponential",
     "add_laplace",
     "defended_noise",
     "defence_active",
+    "draw_site",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
     "gaussian",
@@ -78,7 +123,10 @@ __all__ = [
     "gaussian_sigma_zcdp",
     "laplace",
     "laplace_scale",
+    "postprocessing_seed",
+    "public_randomness",
     "sample_l2_exponential",
+    "selection_sampler",
 ]
 
 
@@ -135,13 +183,22 @@ def sample_l2_exponential(beta: float, dim: int, size: int, *, rng: RNGLike = No
     ndarray of shape (size, dim)
     """
     _refuse_bare("sample_l2_exponential")
+    return _l2_exponential_draw(*_check_l2_exponential(beta, dim, size), as_generator(rng))
+
+
+def _check_l2_exponential(beta: float, dim: int, size: int) -> tuple[float, int, int]:
     beta = float(beta)
     if not math.isfinite(beta) or beta <= 0:
         raise ValueError(f"beta must be finite and > 0, got {beta!r}")
     dim, size = int(dim), int(size)
     if dim < 1 or size < 0:
         raise ValueError(f"need dim ≥ 1 and size ≥ 0, got dim={dim}, size={size}")
-    gen = as_generator(rng)
+    return beta, dim, size
+
+
+def _l2_exponential_draw(beta: float, dim: int, size: int, gen: np.random.Generator):
+    """The float draw of :func:`sample_l2_exponential` (defended only when
+    :func:`add_l2_exponential` snaps it: :func:`draw_site`)."""
     direction = gen.standard_normal((size, dim))
     norms = np.linalg.norm(direction, axis=1, keepdims=True)
     # A zero normal vector has probability 0; guard anyway so we never divide by zero.
@@ -217,6 +274,7 @@ def _em_logits(scores, epsilon: float, sensitivity: float, monotonic: bool) -> n
         return (float(epsilon) / (factor * float(sensitivity))) * (s - s.max())
 
 
+@selection_sampler("the exponential mechanism's Gumbel-max draw: its output is an index")
 def exponential_mechanism(
     scores,
     epsilon: float,
@@ -420,6 +478,52 @@ def add_laplace(value, scale: float, *, sensitivity: float, rng: RNGLike = None)
     return _shape_out(v, (_to_units(v, lam) + z.reshape(v.shape)) * lam)
 
 
+def _discrete_laplace_scale(a: float) -> Fraction:
+    """The exact scale s = the smallest double ≥ 1/a, so that the parameter 1/s ≤ a."""
+    scale = Fraction(1.0 / a)
+    if Fraction(1) / scale > Fraction(a):
+        scale = Fraction(math.nextafter(1.0 / a, math.inf))
+    return scale
+
+
+def add_discrete_laplace(value, a: float, *, rng: RNGLike = None):
+    """``value + Z`` per coordinate with P(Z = z) ∝ exp(−a|z|), z ∈ ℤ, for an integer ``value``.
+
+    The two-sided geometric mechanism (Ghosh, Roughgarden & Sundararajan 2009): ε-DP for an
+    integer statistic of ℓ1 sensitivity Δ₁ with a = ε/Δ₁. Inside :func:`defended_noise` the noise
+    is the exact sampler of :func:`dpcore.privacy.discrete_noise.discrete_laplace` with parameter
+    a' ≤ a (module docstring: no grid, no slack); outside it (explore mode), the difference of
+    two numpy geometric draws: fast, but float-based and not proven exact.
+
+    Parameters
+    ----------
+    value : int, float or array
+        Integer values (a count, counts); a non-integer value is refused.
+    a : float
+        The parameter a > 0 (finite).
+    rng : None, int or Generator
+
+    Returns
+    -------
+    float for a scalar value, else a float array of the value's shape (integer-valued).
+    """
+    v = np.asarray(value, dtype=float)
+    a = float(a)
+    if not (math.isfinite(a) and a > 0):
+        raise ValueError(f"a must be finite and > 0, got {a!r}")
+    if not (np.all(np.isfinite(v)) and np.all(v == np.rint(v))
+            and np.all(np.abs(v) <= _CLAMP_UNITS)):
+        raise ValueError("add_discrete_laplace needs integer values (|value| ≤ 2^62)")
+    if _DEFENCE.get() is None:
+        p = -math.expm1(-a)  # 1 − e^{−a}: Geometric(p) − Geometric(p) has P(z) ∝ e^{−a|z|}
+        size = v.shape if v.ndim else None
+        gen = as_generator(rng)
+        return _shape_out(v, v + (gen.geometric(p, size=size) - gen.geometric(p, size=size)))
+    src = discrete_noise.integer_source(rng)
+    z = discrete_noise.discrete_laplace(_discrete_laplace_scale(a), v.size, src)
+    return _shape_out(v, (v.astype(np.int64) + z.reshape(v.shape)).astype(float))
+
+
 def add_gaussian(value, sigma, *, sensitivity: float, rng: RNGLike = None):
     """``value + N(0, σ²)`` per coordinate; floating-point safe inside :func:`defended_noise`.
 
@@ -465,9 +569,13 @@ def add_l2_exponential(value, beta: float, *, sensitivity: float, rng: RNGLike =
     if defence is None:
         return v + sample_l2_exponential(beta, d, k, rng=rng)
     lam = _grid(_check_sensitivity(sensitivity), math.sqrt(max(v.size, 1)), defence.eta)
-    token = _DEFENCE.set(None)
-    try:
-        z = sample_l2_exponential(beta, d, k, rng=rng)
-    finally:
-        _DEFENCE.reset(token)
+    z = _l2_exponential_draw(*_check_l2_exponential(beta, d, k), as_generator(rng))
     return (_to_units(v, lam) + _to_units(z, lam)) * lam
+
+
+register_defended(discrete_noise.integer_source, "seed of the exact integer samplers (CKS 2020)")
+register_defended(
+    _l2_exponential_draw, "add_l2_exponential: noise snapped to the defended grid",
+    when=lambda frame: (frame.f_back is not None
+                        and frame.f_back.f_code is add_l2_exponential.__code__
+                        and defence_active()))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -118,14 +119,40 @@ def read_config(text: str | bytes, where: str = "run configuration") -> Any:
         raise ValueError(f"{where} is larger than {MAX_CONFIG_BYTES // 2**10} KiB; a run "
                          "configuration is a few lines")
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=_unique_keys, parse_float=_finite_float,
+                           parse_constant=_no_constant)
     except RecursionError:
         raise ValueError(f"{where} is nested deeper than {MAX_CONFIG_DEPTH} levels") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{where} is not valid JSON ({exc})") from None
+    except ValueError as exc:  # a repeated key or an overflowing number
+        raise ValueError(f"{where}: {exc}") from None
     if _depth_exceeds(value, MAX_CONFIG_DEPTH):
         raise ValueError(f"{where} is nested deeper than {MAX_CONFIG_DEPTH} levels")
     return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are distinct: ``{"epsilon": 1, "epsilon": 50}`` is refused, not
+    read as ε = 50 (issue 26)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key[:80]!r} appears twice in one object; keep one")
+        out[key] = value
+    return out
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number as a float, refused when it overflows: ``1e400`` is not ε = ∞."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is beyond the float range")
+    return value
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not JSON; write a number")
 
 
 def _check_keys(found: Any, allowed: Any, where: str) -> None:

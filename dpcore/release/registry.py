@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -50,6 +50,7 @@ __all__ = [
     "estimator_runner",
     "function_runner",
     "get_mechanism",
+    "importable",
     "page_available",
     "register",
     "variants",
@@ -129,9 +130,6 @@ class Entry:
     guarantee : str
         One of :data:`GUARANTEES`: the kind of ``privacy_`` it delivers ("none": a non-private
         reference, never released).
-    public : mapping
-        Parameter name -> the public input that fills it when unset (``"n"``, ``"radius"``,
-        ``"bounds"``); read from the target's parameter constraints when it declares them.
     releasable : bool
         Whether the door and run configurations may run it (False for references and for
         optional outside libraries whose noise dpcore does not control).
@@ -162,7 +160,6 @@ class Entry:
     target: str
     released: Mapping[str, str]
     guarantee: str
-    public: Mapping[str, str] = field(default_factory=dict)
     releasable: bool = True
     task: str = "clustering"
     pages: tuple[str, ...] = ()
@@ -189,9 +186,10 @@ class Entry:
         return constraints_of(self.load())
 
     def public_inputs(self) -> dict[str, str]:
-        """Parameter -> public input it is filled from (declared constraints win)."""
-        declared = {name: c.public for name, c in self.constraints().items() if c.public}
-        return declared or dict(self.public)
+        """Parameter -> the public input that fills it when unset (``"n"``, ``"radius"``,
+        ``"bounds"``): the target's own declaration (``Param(public=...)``), so the row and the
+        estimator cannot disagree."""
+        return {name: c.public for name, c in self.constraints().items() if c.public}
 
     @property
     def fill_radius(self) -> bool:
@@ -376,7 +374,7 @@ def _coreset_size(n: int) -> int:
 ENTRIES: tuple[Entry, ...] = (
     Entry(
         "dpkmeans", "DP k-means (recommended)", "dpcore.estimators.dpkmeans:DPKMeans", _CENTERS,
-        "pure", public={"n": "n", "radius": "radius", "bounds": "bounds"},
+        "pure",
         pages=_CLUSTER_PAGES,
         variants=(Variant(
             "DP k-means (recommended)",
@@ -389,7 +387,6 @@ ENTRIES: tuple[Entry, ...] = (
         parts=dpkmeans_parts),
     Entry(
         "dplloyd", "DP-Lloyd", "dpcore.mechanisms.lloyd.estimator:DPLloyd", _CENTERS, "pure",
-        public={"n": "n", "radius": "radius", "bounds": "bounds"},
         pages=("importance", *_CLUSTER_PAGES, "tour"),
         variants=(
             Variant("DP-Lloyd",
@@ -413,7 +410,7 @@ ENTRIES: tuple[Entry, ...] = (
         parts=dplloyd_parts),
     Entry(
         "maxcover_kmeans", "Max-cover k-means", "dpcore.mechanisms.maxcover:MaxCoverKMeans",
-        _CENTERS, "approx", public={"n_public": "n", "radius": "radius"},
+        _CENTERS, "approx",
         pages=_CLUSTER_PAGES,
         variants=(Variant(
             "Max-cover k-means",
@@ -429,7 +426,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry(
         "friendlycore_kmeans", "FriendlyCore k-means",
         "dpcore.mechanisms.friendlycore:FriendlyCoreKMeans", _CENTERS, "approx",
-        public={"radius": "radius"}, pages=("friendlycore", *_CLUSTER_PAGES),
+        pages=("friendlycore", *_CLUSTER_PAGES),
         variants=(Variant(
             "FriendlyCore k-means",
             lambda p: {"n_clusters": p.k, "epsilon": p.epsilon, "delta": p.delta,
@@ -440,7 +437,7 @@ ENTRIES: tuple[Entry, ...] = (
         description="FriendlyCore k-means clustering (paper 002)"),
     Entry(
         "friendly_mean", "FriendlyCore mean", "dpcore.mechanisms.friendlycore:friendly_mean",
-        {"mean": "estimate"}, "approx", public={"n_public": "n"}, kind="function", task="mean",
+        {"mean": "estimate"}, "approx", kind="function", task="mean",
         pages=("friendlycore", "tour"),
         example=lambda p: {"epsilon": p.epsilon, "delta": p.delta, "radius": 2 * p.radius},
         description="FriendlyCore DP averaging (paper 002); params.radius is the "
@@ -448,7 +445,7 @@ ENTRIES: tuple[Entry, ...] = (
         parts=friendly_mean_parts),
     Entry(
         "noisy_average", "Noisy average (max-cover)", "dpcore.mechanisms.maxcover:noisy_average",
-        {"mean": "center"}, "approx", public={"radius": "radius"}, kind="function",
+        {"mean": "center"}, "approx", kind="function",
         task="mean",  # NoisyAVG is proven (ε, δ)-DP for ε ≤ 1/3 only (Theorem 2.6)
         example=lambda p: {"epsilon": min(p.epsilon, 1 / 3), "delta": p.delta},
         description="private averaging of points in a ball (paper 003)"),
@@ -462,7 +459,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry(
         "lsh_clustering", "LSH clustering (Google CK21)",
         "dpcore.mechanisms.baselines.lsh_clustering:LSHClustering", _CENTERS, "approx",
-        public={"radius": "radius"}, pages=_CLUSTER_PAGES,
+        pages=_CLUSTER_PAGES,
         variants=(Variant(
             "LSH clustering (Google CK21)",
             lambda p: {"n_clusters": p.k, "epsilon": p.epsilon, "delta": p.delta,
@@ -474,7 +471,7 @@ ENTRIES: tuple[Entry, ...] = (
                     "CK21; FriendlyCore's baseline)"),
     Entry(
         "kv18_mean", "KV18 Gaussian mean", "dpcore.mechanisms.baselines.kv18:kv18_mean",
-        {"mean": "estimate"}, "zcdp", public={"n_public": "n"}, kind="function", task="mean",
+        {"mean": "estimate"}, "zcdp", kind="function", task="mean",
         example=lambda p: {"rho": p.epsilon ** 2 / 2, "sigma": p.radius / 10,
                            "radius": p.radius},
         description="KV18 Gaussian mean, coordinate-wise after a random rotation, ρ-zCDP "
@@ -482,7 +479,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry(
         "balcan17_kmeans", "Balcan et al. 2017 (paper 003's baseline)",
         "dpcore.mechanisms.baselines.balcan17:Balcan17KMeans", _CENTERS, "approx",
-        public={"n_public": "n", "radius": "radius"}, pages=_CLUSTER_PAGES,
+        pages=_CLUSTER_PAGES,
         variants=(Variant(
             "Balcan et al. 2017 (paper 003's baseline)",
             lambda p: {"n_clusters": p.k, "epsilon": p.epsilon, "delta": p.delta,

@@ -41,6 +41,7 @@ import numpy as np
 
 from dpcore.core.rng import as_generator
 from dpcore.data import limits
+from dpcore.data.params import constraints_of, validate_params
 from dpcore.release.config_schema import (  # re-exported: the schema lives in its own module
     MAX_CONFIG_BYTES,
     MAX_CONFIG_DEPTH,
@@ -252,8 +253,10 @@ def run_config(config: Mapping[str, Any] | str, X: Any = None, *,
     else:
         M, names = _prepare(X, data["columns"], data["radius"], data["center"])
     params = _resolve_params(mech, cfg["params"], data)
-    try:  # the limits that depend on the data's width (n_clusters, sample_size)
+    try:  # the limits that depend on the data's width (n_clusters, sample_size), then the
+        # mechanism's own declaration (dpcore.data.params): what its fit would refuse, said now
         limits.check_params(params, d=int(M.shape[1]) if M.ndim == 2 else 2)
+        params = validate_params(constraints_of(mech.target), params)
     except limits.ParameterError as exc:
         raise ValueError(f"params.{exc}") from None
     rng = as_generator(cfg["seed"])

@@ -32,7 +32,7 @@ import numpy as np
 
 from dpcore.core.errors import SchemaError
 
-__all__ = ["PublicDescription", "SchemaError"]
+__all__ = ["RADIUS_SOURCES", "PublicDescription", "SchemaError", "release_description"]
 
 
 def _floats(name: str, values: Any, d: int) -> tuple[float, ...]:
@@ -199,3 +199,60 @@ class PublicDescription:
         except json.JSONDecodeError as exc:
             raise SchemaError(f"the public description is not valid JSON ({exc})") from None
         return cls.from_dict(doc)
+
+
+# ---- which declared geometry a release may use -----------------------------------------------
+
+#: Where a radius came from, and whether a release may rely on it: declared by the analyst,
+#: derived from public per-column bounds, a synthetic data set's generator parameters, or a
+#: private estimate charged to this data set's ledger may; a radius read off the data, or a
+#: private estimate whose charge was not recorded (explore mode), may not.
+RADIUS_SOURCES: dict[str, bool] = {
+    "declared": True,
+    "public_bounds": True,
+    "generator": True,
+    "private_charged": True,
+    "private_uncharged": False,
+    "data": False,
+    "none": False,
+}
+
+
+def release_description(
+    columns: Sequence[str],
+    *,
+    radius: float | None,
+    radius_source: str,
+    center: Sequence[float] | None = None,
+    box: Mapping[str, Any] | None = None,
+    bounds_from_data: Sequence[str] = (),
+    n_rows: int | None = None,
+    table_is_public: bool = False,
+) -> PublicDescription | None:
+    """The public description a release may use, or None when the declared geometry is not
+    public (the one place that decides it; the dashboard's pages only report what the analyst
+    did).
+
+    Parameters
+    ----------
+    columns : the columns in use.
+    radius, center : the declared radius and centre.
+    radius_source : a key of :data:`RADIUS_SOURCES`.
+    box : mapping, optional
+        A per-column description (``columns``, ``lower``, ``upper``, ``scaled``): the release
+        then uses the box (clamping bounds), whose half-diagonal is the radius.
+    bounds_from_data : the columns whose bounds were read off the data (never public).
+    n_rows : the table's row count, used only when ``table_is_public`` (a bundled sample or
+        a synthetic mixture: their n is public too); a private table's n is never described.
+    """
+    if radius is None or not RADIUS_SOURCES.get(radius_source, False):
+        return None
+    n = int(n_rows) if table_is_public and n_rows is not None else None
+    if box is not None:
+        if bounds_from_data or list(box["columns"]) != list(columns):
+            return None
+        d = len(box["columns"])
+        lower, upper = (([-1.0] * d, [1.0] * d) if box.get("scaled")  # the table is scaled
+                        else (box["lower"], box["upper"]))
+        return PublicDescription(columns=list(box["columns"]), lower=lower, upper=upper, n=n)
+    return PublicDescription(columns=list(columns), center=center, radius=radius, n=n)

@@ -10,6 +10,7 @@ import numpy as np
 from dpcore.data import limits
 from dpcore.mechanisms.sensitivity import sampler as sensitivity
 from dpcore.mechanisms.sensitivity import statistics
+from dpcore.privacy.noise import public_randomness
 from dpcore.release.tables import read_table
 
 __all__ = ["sensitivity_release"]
@@ -53,6 +54,8 @@ def sensitivity_release(
         if not lo < hi:
             raise ValueError(f"bounds must be [lo, hi] with lo < hi, got {[lo, hi]!r}")
 
+        @public_randomness("records uniform in the public box (the sensitivity sampler's "
+                           "oracle): independent of the data")
         def draw(size: int, gen: np.random.Generator) -> np.ndarray:
             records = gen.uniform(float(lo), float(hi), size=(size, d))
             if stat.binary_label:  # a class label: both classes equally likely

@@ -12,6 +12,8 @@ pandas DataFrame:
   (ρ = 0.99, DPLloyd backup with ρ = 0.01) vs :class:`~dpcore.mechanisms.lloyd.estimator.DPLloyd`.
 * :func:`figure7_left` — Fig. 7 left: k = 5 Gaussian mixture, labelling failure vs d, PCA oracle.
 * :func:`claims` — spec §6 claims, each with its measured numbers and a verdict.
+* :func:`audits` — privacy audits of the zCDP filter and friendly_mean
+  (:mod:`dpcore.reproduce._friendlycore_audits`).
 
 Settings the paper does not give (axis ranges, CoinPress's iteration count in Fig. 5(3)) follow the
 spec (``../shared/spec/friendlycore.md`` §5) and are listed in the report.
@@ -39,6 +41,8 @@ from dpcore.mechanisms.baselines.kv18 import kv18_mean
 from dpcore.mechanisms.baselines.lsh_clustering import LSHClustering
 from dpcore.mechanisms.friendlycore import FriendlyCoreKMeans, friendly_mean
 from dpcore.privacy.guarantees import PrivacyLeakWarning
+from dpcore.reproduce._friendlycore_audits import audits
+from dpcore.reproduce._friendlycore_report import FINDINGS
 from dpcore.reproduce._report import markdown_table, report_dir
 
 __all__ = [
@@ -364,68 +368,6 @@ def figure6_right(n: int = 200_000, *, reading: str = "sd", rng: RNGLike = 0) ->
                          for who, C in frames for p in C])
 
 
-def _audit_row(name: str, res, claimed: float) -> dict:
-    return {"mechanism": name, "epsilon_lower": res.epsilon_lower, "claimed_epsilon": claimed,
-            "passes": res.consistent_with(claimed)}
-
-
-def audits(n_samples: int = 20_000, rng: RNGLike = 0) -> pd.DataFrame:
-    """Privacy audits (:func:`dpcore.privacy.audit.audit_epsilon`) of the zCDP filter and
-    friendly_mean at the claimed (ρ, δ) = (1, 1e-6) converted with δ' = 1e-3, each next to a
-    deliberately broken variant (the bug named in the table) that the audit must flag."""
-    from dpcore.mechanisms.friendlycore import filters as _filters
-    from dpcore.mechanisms.friendlycore import friend_counts, zCDPFilter
-    from dpcore.privacy.audit import audit_epsilon
-    from dpcore.privacy.guarantees import ZCDP
-
-    rho, delta = 1.0, 1e-6
-    claim = ZCDP(rho, delta).to_approx_dp(1e-3)
-    gen = as_generator(rng)
-    f = zCDPFilter(rho, delta)
-    n = 1000
-    tau0, _ = _filters._threshold(n + math.sqrt(math.log(2 / delta) / f.rho1), f.rho2, delta)
-    d0 = np.full(n, round(n / 2 + tau0))
-    d1 = d0[:-1] - 1  # neighbour: a point that was everybody's friend removed
-
-    def kept(apply):
-        def sample(counts, size, g):
-            return np.array([apply(counts[: n - 1], counts.size, g).sum() for _ in range(size)])
-        return sample
-
-    def good(c, size_ref, g):
-        return f.apply(c, reference_size=size_ref, rng=g).mask
-
-    def broken(c, size_ref, g):  # score noise variance 1/(8ρ₂) instead of n̂/(8ρ₂)
-        n_hat = _filters.noisy_size_upper(size_ref, f.rho1, delta, rng=g)
-        tau, _ = _filters._threshold(n_hat, f.rho2, delta)
-        return c - size_ref / 2 + g.normal(0, math.sqrt(1 / (8 * f.rho2)), c.size) >= tau
-
-    rows = []
-    for name, fn in (("zCDPFilter (kept count)", good),
-                     ("zCDPFilter with noise variance 1/(8ρ₂) (bug)", broken)):
-        res = audit_epsilon(kept(fn), d0, d1, n_samples=n_samples, delta=claim.delta, rng=gen)
-        rows.append(_audit_row(name, res, claim.epsilon))
-    X0 = np.zeros((300, 1))
-    X1 = np.vstack([X0, [[1.0]]])  # neighbour: one point at distance r (friendly)
-
-    def mean_sample(scale):
-        def sample(X, size, g):
-            cnt = friend_counts(X, 1.0)
-            out = np.empty(size)
-            for i in range(size):
-                est = friendly_mean(X, radius=1.0, rho=rho, delta=delta, counts=cnt, rng=g).estimate
-                out[i] = -1e9 if est is None else X[:, 0].mean() + (est[0] - X[:, 0].mean()) * scale
-            return out
-        return sample
-
-    for name, scale in (("friendly_mean (estimate)", 1.0),
-                        ("friendly_mean with noise / 20 (bug)", 1 / 20)):
-        res = audit_epsilon(mean_sample(scale), X0, X1, n_samples=n_samples // 2,
-                            delta=claim.delta, rng=gen)
-        rows.append(_audit_row(name, res, claim.epsilon))
-    return pd.DataFrame(rows)
-
-
 # ---------------------------------------------------------------------- report
 
 
@@ -434,44 +376,6 @@ def claims(raw: dict[str, pd.DataFrame]) -> pd.DataFrame:
     from dpcore.reproduce._friendlycore_report import claims as _claims
 
     return _claims(raw)
-
-
-FINDINGS = """## Findings, errata and deviations
-
-* **Fig. 6 data, covariance "0.0221 I" (as printed).** Eight centres uniform in the unit ball
-  with per-coordinate sd √0.0221 ≈ 0.149 overlap heavily (typical nearest-centre distance
-  0.15–0.3): k-means++ on 1000-point parts returns tuples that do not match each other under
-  match_{1/7} (median match count well below t/2), so FC_Clustering fails at every n we tried and
-  the backup is what gets measured. Reading 0.0221 as the **standard deviation** (Google's test
-  bed with `cluster_ratio` ≈ 32) gives well separated clusters on which FC_Clustering succeeds and
-  is near-optimal; both readings are reported. The paper's success claim only matches the second.
-* **Formal budget split of FC_Clustering cannot work at t = 200** (spec §7.4): the second
-  FriendlyCore (on ordered tuples) gets ρ = 0.0125, whose threshold (≈ 440) exceeds the largest
-  possible score (≈ 100). We use a practical split (0.35/0.1/0.35/0.1/0.1 of ρ for tuple core /
-  FindDiam / ordered core / FriendlyOrdTupAvg / Lloyd step); any split is private by
-  composition. The radii from FindDiam are widened ×4 (post-processing) because CheckDiam at
-  t ≈ 200 with ρ split over k positions passes once about half of the pairs are within r.
-* **App. B sampling as printed is not private for zCDPFilter.** Rescaled estimates `(n/m)·count`
-  move by n/m when one sampled point is removed, so the scores lose their sensitivity 1/2. dpcore
-  uses a Bernoulli reference set with raw counts (sensitivity 1/2 kept; friendliness via the
-  reference set), at O(n^{3/2}) instead of O(n log n) cost, and charges the paper's extra δ.
-* **Footnote 4** calls ρ₁ = (√ln(1/δ) ρ/n)^{2/3} the minimum of f; it is the maximiser, and n (the
-  core size) is private — we plug in FriendlyCore's released n̂.
-* **FriendlyOrdTupAvg** prints `2r_j/n`; the proof needs `2r_j/n̂` (used here).
-* **KV18** (Fig. 5(3)) and **LSH_Clustering** (Figs. 6–7) are re-implemented in
-  `dpcore.mechanisms.baselines` (see the differences table); DPLloyd stays as an extra reference.
-* **Fig. 7 right's data set.** The paper's [FH15] is the UCI "Gas sensor array under dynamic gas
-  mixtures" set (≈ 8M rows of 16 sensor readings), not the gas sensor array *drift* set in
-  `../shared/data/`; the panel here runs on the drift set as the closest available substitute.
-* **Fig. 7 left needs d in the hundreds.** With n = 2.5·10^5 and t = 200 each part has about
-  250 points per cluster, so two parts' centre estimates differ by ≈ √(2d/250) while the other
-  centres are ≈ √(d/2)/7 away after the γ = 1/7 factor: a ratio of ≈ 0.89 on average, and the
-  match_{1/7} test only passes reliably once the distances concentrate (large d). The report
-  shows where that happens; at d ≤ 128 the tuple core is (almost) empty and the DPLloyd backup
-  (ρ = 0.01) is what gets measured.
-* CoinPress is run as its repository does (γ = tail(d, 0.01), C = √(r² + 6r + γ²), split
-  ρ/(4(t−1)) … 3ρ/4, cumulative projection, replace-one neighbours with public n).
-"""
 
 
 RAW_FILES = ("f5r", "f5d", "f5n", "f6", "f6r", "f7", "f7r")

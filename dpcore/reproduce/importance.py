@@ -33,12 +33,16 @@ Deliberate differences from the paper's code, all towards correct DP (spec §4.3
 Like the paper, the pre-processing (mean, percentile, r, x̃) and the initial centres are read off
 the data without accounting (spec §9.12); this module reproduces the paper's protocol and says so
 in the report. :class:`dpcore.mechanisms.lloyd.estimator.DPLloyd` defaults to data-independent
-initial centres. """
+initial centres.
+
+The data loaders live in :mod:`dpcore.reproduce._importance_data`, Figure 2 in
+:mod:`dpcore.reproduce._importance_fig2` and the report in
+:mod:`dpcore.reproduce._importance_report`; this module runs Figures 3/4 and the timings and
+re-exports the rest. """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import math
 import os
 import time
@@ -49,27 +53,38 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, stats
 from threadpoolctl import threadpool_limits
 
 from dpcore.app.evaluate import kmeans_cost
 from dpcore.core.rng import RNGLike, as_generator
-from dpcore.data.datasets import REPO_ROOT, data_dir
+from dpcore.data.datasets import REPO_ROOT
 from dpcore.mechanisms.importance import (
-    amplified_epsilon,
     calibrate_lloyd,
     coreset_probabilities,
-    laplace_sum_profile,
     lloyd_profile,
     poisson_sample,
     privacy_constrained_weights,
     uniform_probabilities,
-    variance_optimal_probabilities,
 )
 from dpcore.mechanisms.lloyd.estimator import dp_lloyd, lloyd_statistics, random_ball_centers
 from dpcore.privacy.guarantees import PrivacyLeakWarning
 from dpcore.privacy.noise import laplace, sample_l2_exponential
 from dpcore.reproduce._figures import METHOD_COLORS
+from dpcore.reproduce._importance_data import COVERTYPE_FILE as COVERTYPE_FILE
+from dpcore.reproduce._importance_data import (
+    EXTRA_DATASETS,
+    Prepared,
+    load_covertype,
+    load_extra,
+    preprocess,
+    subsample,
+)
+from dpcore.reproduce._importance_fig2 import (
+    fig2_checks,
+    figure2_curves,
+    figure2_weights,
+    lws_data,
+)
 from dpcore.reproduce._report import report_dir
 
 __all__ = [
@@ -89,7 +104,6 @@ __all__ = [
     "variant_runs",
 ]
 
-COVERTYPE_FILE = "covertype.csv.gz"
 REPORT_NAME = "importance_sampling.md"
 #: The paper's ε grid (its code uses 50 instead of 30; spec §6.3 / §9.7).
 EPS_GRID = (0.5, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
@@ -101,186 +115,6 @@ LABEL = {"uniform": "unif", "coreset": "core", "privacy": "opt", None: "full"}
 #: The paper's plot colours (colour-blind palette, prior_art §1), as in the reports' table.
 PAPER_COLORS = {k: METHOD_COLORS[k] for k in ("unif", "core", "opt", "full")}
 ROOT = REPO_ROOT
-
-
-# --------------------------------------------------------------------------------------------
-# Data
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A data set after the paper's pre-processing (spec §6.2)."""
-
-    X: np.ndarray
-    radius: float
-    mean_sq_norm: float
-
-    @property
-    def n(self) -> int:
-        return self.X.shape[0]
-
-    @property
-    def dim(self) -> int:
-        return self.X.shape[1]
-
-
-def preprocess(X, percentile: float = 97.5) -> Prepared:
-    """Centre, drop rows with ‖x‖₂ ≥ the ``percentile``-th percentile, re-centre (spec §6.2).
-
-    r is the largest norm and x̃ the mean squared norm after re-centring (Table 1). All of these
-    are read off the data, as in the paper (not private; spec §9.12).
-    """
-    X = np.asarray(X, dtype=float)
-    if X.ndim != 2 or X.shape[0] < 2:
-        raise ValueError(f"X must be a 2-D array with at least 2 rows, got shape {X.shape}")
-    X = X - X.mean(axis=0)
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    X = X[norms < np.percentile(norms, percentile)]
-    X = X - X.mean(axis=0)
-    sq = np.einsum("ij,ij->i", X, X)
-    return Prepared(np.ascontiguousarray(X), float(np.sqrt(sq.max())), float(sq.mean()))
-
-
-@functools.lru_cache(maxsize=1)
-def load_covertype() -> Prepared:
-    """Covertype (581,012 × 54) from ``data_dir()``, pre-processed as in the paper (§6.2).
-
-    Gives n = 566,486, r = 4489.17, x̃ = 3,839,798.28, as in the paper's Table 1.
-    """
-    path = data_dir() / COVERTYPE_FILE
-    if not path.exists():
-        raise FileNotFoundError(
-            f"{COVERTYPE_FILE} not found in {path.parent}; set DPCORE_DATA_DIR to the folder "
-            "that holds the shared data sets"
-        )
-    df = pd.read_csv(path)
-    return preprocess(df.drop(columns="label").to_numpy(dtype=float))
-
-
-#: Further public data sets in ``data_dir()`` that fit the paper's setting (unlabelled k-means
-#: on numeric features, n ≫ m): grids scaled like the paper's (m up to ≈ n x̃ / r²).
-EXTRA_DATASETS = {
-    "mnist": {"m_fig3": (3000, 5000, 10000), "m_fig4": (3000, 5000, 8000, 10000, 15000)},
-    "gas": {"m_fig3": (100, 200, 400), "m_fig4": (100, 200, 300, 400, 600)},
-}
-
-
-@functools.lru_cache(maxsize=2)
-def load_extra(name: str) -> Prepared:
-    """MNIST (70,000 × 784 pixels, train + test) or the gas-sensor drift data (6,697 × 128,
-    batches 1–6, 8, 9), pre-processed as in the paper (§6.2)."""
-    if name == "mnist":
-        z = np.load(data_dir() / "mnist.npz")
-        X = np.vstack([z["x_train"], z["x_test"]]).astype(float)
-    elif name == "gas":
-        df = pd.read_csv(data_dir() / "gas_drift_partial.csv.gz")
-        X = df[[f"f{i}" for i in range(1, 129)]].to_numpy(float)
-    else:
-        raise ValueError(f"dataset must be one of {sorted(EXTRA_DATASETS)}, got {name!r}")
-    return preprocess(X)
-
-
-def subsample(P: Prepared, n: int, *, rng: RNGLike = 0) -> Prepared:
-    """A uniformly random subset of ``n`` rows, re-pre-processed (for quick runs and tests)."""
-    gen = as_generator(rng)
-    idx = np.sort(gen.choice(P.n, size=min(int(n), P.n), replace=False))
-    X = P.X[idx] - P.X[idx].mean(axis=0)
-    sq = np.einsum("ij,ij->i", X, X)
-    return Prepared(np.ascontiguousarray(X), float(np.sqrt(sq.max())), float(sq.mean()))
-
-
-# --------------------------------------------------------------------------------------------
-# Figure 2: Laplace weighted sum
-# --------------------------------------------------------------------------------------------
-
-
-def lws_data(n: int = 1000, d: int = 10, *, rng: RNGLike = 0) -> np.ndarray:
-    """n points from N(0, I/d) in d dimensions (Sec. 3.3)."""
-    return as_generator(rng).normal(0.0, math.sqrt(1.0 / d), size=(int(n), int(d)))
-
-
-def _target_for_sample_size(slopes: np.ndarray, m: float) -> float:
-    """ε* with Σ_i q_priv(x_i; ε*) = m for a linear profile (root in log ε*)."""
-    k_max = float(slopes.max())
-
-    def gap(log_eps: float) -> float:
-        return float(np.sum(1.0 / privacy_constrained_weights(slopes, math.exp(log_eps)))) - m
-
-    lo = math.log(k_max)
-    if gap(lo) < 0:
-        raise ValueError(f"m={m:g} is above what sampling for free gives at ε* = {k_max:g}")
-    hi = lo + 1.0
-    while gap(hi) > 0:
-        hi += 1.0
-    return math.exp(optimize.brentq(gap, lo, hi, xtol=1e-12))
-
-
-def figure2_weights(X: np.ndarray | None = None, m: float = 19, *, scale: float = 1.0
-                    ) -> pd.DataFrame:
-    """Figure 2 (left): importance weights of the three strategies at expected size m.
-
-    Privacy-constrained weights use b = ``scale`` and the ε* for which Σ q = m (the paper does
-    not state its (b, ε*); spec §3.3). Rows are sorted by ℓ1 norm, as in the paper's plot.
-    """
-    X = lws_data() if X is None else np.asarray(X, dtype=float)
-    n = X.shape[0]
-    slopes = laplace_sum_profile(X, scale=scale).slopes
-    target = _target_for_sample_size(slopes, m)
-    w_priv = privacy_constrained_weights(slopes, target)
-    w_var = 1.0 / variance_optimal_probabilities(X, m)
-    order = np.argsort(slopes * scale)
-    return pd.DataFrame({
-        "rank": np.arange(n),
-        "l1_norm": (slopes * scale)[order],
-        "uniform": np.full(n, n / m),
-        "privacy": w_priv[order],
-        "variance": w_var[order],
-        "target_epsilon": target,
-    })
-
-
-def _lws_mse(X: np.ndarray, q: np.ndarray, scale: float, n_runs: int, gen) -> float:
-    """Monte Carlo E‖ζ + Σ_S w x − Σ x‖² over Poisson samples and Laplace(scale) noise."""
-    n, d = X.shape
-    keep = gen.random((n_runs, n)) < q
-    est = (keep / np.where(q > 0, q, 1.0)) @ X + laplace(scale, size=(n_runs, d), rng=gen)
-    return float(np.mean(np.sum((est - X.sum(axis=0)) ** 2, axis=1)))
-
-
-def figure2_curves(
-    X: np.ndarray | None = None,
-    b_grid: Sequence[float] | None = None,
-    *,
-    n_runs: int = 1000,
-    rng: RNGLike = 0,
-) -> pd.DataFrame:
-    """Figure 2 (right): (max PDP loss, MSE) of uniform, privacy-constrained and variance-optimal
-    sampling over the noise scale b ∈ [3, 3000].
-
-    For each b the privacy-constrained weights at ε*_b = max_i ‖x_i‖₁/b ("sampling for free", the
-    base mechanism's own ε; spec §3.3) fix m_b = Σ q_priv; uniform and variance-optimal sampling
-    get the same expected size. MSE is measured over ``n_runs`` runs and also given exactly,
-    Σ_j Var = 2 b² d + Σ_i (1/q_i − 1)‖x_i‖²₂ (Sec. 3.3).
-    """
-    X = lws_data() if X is None else np.asarray(X, dtype=float)
-    b_grid = np.geomspace(3, 3000, 13) if b_grid is None else np.asarray(b_grid, dtype=float)
-    gen = as_generator(rng)
-    n, d = X.shape
-    sq = np.einsum("ij,ij->i", X, X)
-    rows = []
-    for b in b_grid:
-        slopes = laplace_sum_profile(X, scale=b).slopes
-        target = float(slopes.max())
-        q_priv = 1.0 / privacy_constrained_weights(slopes, target)
-        m_b = float(q_priv.sum())
-        for name, q in (("uniform", uniform_probabilities(n, m_b)), ("privacy", q_priv),
-                        ("variance", variance_optimal_probabilities(X, m_b))):
-            psi = amplified_epsilon(q, np.where(q > 0, slopes / np.where(q > 0, q, 1), 0.0))
-            exact = 2 * b * b * d + float(np.sum((1.0 / q - 1.0) * sq))
-            rows.append({"b": b, "strategy": name, "m": m_b, "max_loss": float(psi.max()),
-                         "mse": _lws_mse(X, q, b, n_runs, gen), "mse_exact": exact})
-    return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------------------------
@@ -622,31 +456,6 @@ def _cell(summary: pd.DataFrame, sampler: str, m, eps) -> pd.Series | None:
     if m is not None:
         sel = sel[np.isclose(sel["m"], m)]
     return None if sel.empty else sel.iloc[0]
-
-
-def fig2_checks(weights: pd.DataFrame, curves: pd.DataFrame) -> dict:
-    """Numbers behind C4/C5."""
-    corr = float(np.corrcoef(weights["privacy"], weights["variance"])[0, 1])
-    rho_norm = float(stats.spearmanr(weights["privacy"], weights["l1_norm"]).statistic)
-    piv = curves.pivot(index="b", columns="strategy", values=["max_loss", "mse_exact", "mse"])
-    loss_ok = bool(np.all(piv["max_loss"]["privacy"] <= piv["max_loss"]["uniform"] * (1 + 1e-9)))
-    # Curves in the (max loss, MSE) plane: the uniform curve's MSE at the privacy-constrained
-    # curve's max losses (log-log interpolation inside its range) against the latter's MSE.
-    lu, mu = np.log(piv["max_loss"]["uniform"]), np.log(piv["mse_exact"]["uniform"])
-    lp, mp = np.log(piv["max_loss"]["privacy"]), np.log(piv["mse_exact"]["privacy"])
-    order = np.argsort(lu)
-    inside = (lp >= lu.min()) & (lp <= lu.max())
-    unif_at = np.interp(lp[inside], lu.iloc[order], mu.iloc[order])
-    dominance = np.exp(unif_at - mp[inside])
-    mse_ok = bool(np.all(dominance > 1))
-    gap_var = float(np.max(piv["mse_exact"]["privacy"] / piv["mse_exact"]["variance"]))
-    gap_eq_m = float(np.max(piv["mse_exact"]["privacy"] / piv["mse_exact"]["uniform"]))
-    return {"corr": corr, "spearman_norm": rho_norm, "loss_ok": loss_ok, "mse_ok": mse_ok,
-            "min_dominance": float(dominance.min()), "max_dominance": float(dominance.max()),
-            "max_ratio_to_var": gap_var, "max_ratio_unif_equal_m": gap_eq_m,
-            "target": float(weights["target_epsilon"].iloc[0]),
-            "w_priv_range": (float(weights["privacy"].min()), float(weights["privacy"].max())),
-            "w_var_range": (float(weights["variance"].min()), float(weights["variance"].max()))}
 
 
 def _load(name: str) -> Prepared:

@@ -13,8 +13,9 @@ a pandas DataFrame:
 * :func:`kde_utility`: Figure 7, KDE released with the Bernstein mechanism.
 
 Settings the paper leaves open follow the spec (``../shared/spec/sensitivity_sampler.md`` §6)
-and are listed in the report. This module computes the tables; the report (figures, markdown,
-the differences and findings texts) is written by :mod:`dpcore.reproduce._sensitivity_report`.
+and are listed in the report. This module computes the tables; the claims are judged on them
+(:func:`claims`) and the report (figures, markdown, the differences and findings texts) is
+written by :mod:`dpcore.reproduce._sensitivity_report`.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from dpcore.mechanisms.sensitivity.sampler import (
 )
 from dpcore.privacy import noise
 from dpcore.reproduce._report import report_dir
+from dpcore.reproduce._sensitivity_report import claims
 
 __all__ = [
     "appendix_c",
@@ -463,135 +465,6 @@ def kde_sensitivity_quantiles(
         rows.append(
             {"bandwidth": bw, **{f"q{lv:g} / global": np.quantile(g, lv) / glob for lv in levels}}
         )
-    return pd.DataFrame(rows)
-
-
-# ------------------------------------------------------------------------------------ claims
-
-
-def _first_eps_within(table: pd.DataFrame, column: str, target: float, tol: float) -> float:
-    """Smallest ε from which the error stays within ``tol`` of ``target`` (NaN if never)."""
-    ok = (table[column] - target <= tol).to_numpy()
-    tail = np.flatnonzero(~ok)
-    start = 0 if tail.size == 0 else tail[-1] + 1
-    return float(table["epsilon"].iloc[start]) if start < len(table) else math.nan
-
-
-def claims(
-    row1: pd.DataFrame,
-    f2: pd.DataFrame,
-    f3: pd.DataFrame,
-    e6: pd.DataFrame,
-    conf: pd.DataFrame,
-    appc: pd.DataFrame,
-    svm_s: pd.DataFrame,
-    svm_u: pd.DataFrame,
-    kde_t: pd.DataFrame,
-) -> pd.DataFrame:
-    """Spec §7 claims 2-9 checked on the computed tables (claims 1 and 10 are unit tests)."""
-    rows = []
-
-    def add(claim: str, finding: str, holds: bool | str, rule: str = "") -> None:
-        verdict = holds if isinstance(holds, str) else \
-            "reproduced" if holds else "not reproduced"
-        rows.append({"claim": claim, "finding": finding, "verdict": verdict, "rule": rule})
-
-    slopes = [np.polyfit(g.gamma, g["k/m"], 1)[0] for _, g in f3.groupby("m")]
-    add(
-        "2 monotone m(γ), γ_min(m); k/m slope −1",
-        f"m non-increasing: {bool(np.all(np.diff(f2.m) <= 0))}; fitted slopes "
-        + ", ".join(f"{x:.3f}" for x in slopes),
-        bool(np.all(np.diff(f2.m) <= 0)) and all(abs(x + 1) < 0.01 for x in slopes),
-        "m non-increasing and every fitted slope within 0.01 of −1",
-    )
-    add("3 row 1 gives k = m", f"{int((row1.k == row1.m).sum())}/{len(row1)} rows",
-        bool((row1.k == row1.m).all()), "k = m on every row")  # fmt: skip
-    z = (conf["mean Phi(delta_hat)"] - conf["k/(m+1)"]) / conf["se"]
-    add(
-        "4 delivered confidence ≈ k/(m+1) ≥ 1−γ",
-        "z-scores " + ", ".join(f"{x:+.1f}" for x in z),
-        bool((z.abs() < 4).all() and (conf["mean Phi(delta_hat)"] >= conf["1-gamma"]).all()),
-        "|z| < 4 for every row (z from the Monte-Carlo standard error) and mean Φ ≥ 1 − γ",
-    )
-    big = e6[e6.m == e6.m.max()]
-    r_big = big["n*sampled (mean)"] / big["n*analytic"]
-    small = e6[e6.m == e6.m.min()]
-    r_small = small["n*sampled (mean)"] / small["n*analytic"]
-    add(
-        "5 Δ̂ ≥ analytic, converging as m grows",
-        f"sampled/analytic at m={int(big.m.iloc[0])}: {r_big.min():.3f}–{r_big.max():.3f}; "
-        f"at m={int(small.m.iloc[0])}: {r_small.min():.3f}–{r_small.max():.3f}",
-        bool(
-            (e6["n*sampled (mean)"] >= e6["n*analytic"]).all() and r_big.median() < r_small.median()
-        ),
-        "every mean Δ̂ ≥ analytic and the median ratio smaller at the largest m",
-    )
-    add(
-        "6 Δ̂ ≤ Δ̄ (Prop. 18)",
-        "holds by construction here: every sampled G is a difference of two admissible "
-        "releases, so it cannot exceed the sharp global bound; not an empirical test",
-        "by construction",
-        "—",
-    )
-    gap = float(appc["global/sampled"].max())
-    add(
-        "App. C / Fig. 9: 'striking' reduction of the sensitivity by sampling (log-scale gap)",
-        f"global/sampled in App. C: {appc['global/sampled'].min():.2f}–{gap:.2f} (L1, sharp "
-        "global bound d/n; at most ≈ 3 as d grows: E‖U−U'‖₁ = d/3)",
-        gap >= 10.0,
-        "reproduced if global/sampled ≥ 10 (one decade on the paper's log axis) at some (d, γ)",
-    )
-    g_lo = svm_s[svm_s.gamma == svm_s.gamma.min()].sort_values("d")
-    add(
-        "7a SVM Δ̂ = O(10⁻²) ≪ Δ̄ (two orders or more), both grow with d",
-        f"at γ = {g_lo.gamma.iloc[0]:g}: Δ̂ = "
-        + ", ".join(f"{v:.3g} (d={d})" for d, v in zip(g_lo.d, g_lo.sampled, strict=True))
-        + f"; Δ̄/Δ̂ ≥ {g_lo['global/sampled'].min():.0f}",
-        bool(
-            g_lo.sampled.max() < 0.1
-            and (g_lo["global/sampled"] > 100).all()
-            and g_lo.sampled.is_monotonic_increasing
-            and g_lo["global"].is_monotonic_increasing
-        ),
-        "Δ̂ < 0.1, Δ̄/Δ̂ > 100 at the smallest γ, both increasing in d",
-    )
-    spread = svm_s.groupby("d").sampled.agg(lambda g: g.max() / max(g.min(), 1e-300))
-    atom = svm_s[svm_s.sampled < 1e-9]
-    add(
-        "7b SVM Δ̂ largely independent of γ",
-        "max/min of Δ̂ over the γ grid per d: "
-        + ", ".join(f"{v:.3g} (d={d})" for d, v in spread.items())
-        + (
-            f"; Δ̂ ≈ 0 (< 1e-9, solver round-off) for {len(atom)} (d, γ) cells: G has an atom "
-            "at 0 (neither swapped record is a support vector)"
-            if len(atom)
-            else ""
-        ),
-        bool((spread < 2.0).all()),
-        "max/min of Δ̂ over the γ grid < 2 for every d",
-    )
-    base = float(svm_u["non-private"].iloc[0])
-    e_s = _first_eps_within(svm_u, "sampler", base, 0.01)
-    e_g = _first_eps_within(svm_u, "global", base, 0.01)
-    add(
-        "8 SVM: same error at tiny ε; sampler reaches non-private far sooner",
-        f"error at ε={svm_u.epsilon.iloc[0]:g}: sampler {svm_u.sampler.iloc[0]:.3f}, global "
-        f"{svm_u['global'].iloc[0]:.3f}; within 0.01 of non-private from ε = {e_s:.3g} "
-        f"(sampler) vs {e_g:.3g} (global)",
-        bool(e_s < e_g or (math.isnan(e_g) and not math.isnan(e_s))),
-        "the sampler gets within 0.01 of the non-private error at a smaller ε than global",
-    )
-    cols = [c for c in kde_t.columns if c.startswith("sampler")]
-    low = kde_t.iloc[: max(1, len(kde_t) // 4)]
-    ratio = (low["global"] / low[cols].max(axis=1)).mean()
-    add(
-        "9 KDE: global error > sampler at small ε; both plateau",
-        f"mean global/sampler error over the smallest quarter of ε: {ratio:.3f}; at the "
-        f"largest ε all within {(kde_t.iloc[-1, 1:-1] / kde_t.iloc[-1, -1]).max() - 1:.2%} of "
-        "the noiseless Bernstein error",
-        bool(ratio > 1.05),
-        "global/sampler error ratio > 1.05 over the smallest quarter of the ε grid",
-    )
     return pd.DataFrame(rows)
 
 

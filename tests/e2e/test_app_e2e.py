@@ -155,5 +155,8 @@ def test_first_deep_link_on_a_fresh_server_gets_the_frame(browser):
         assert pg.locator("[data-testid='stSidebar']").get_by_text("Data set").count() == 1
         links = " ".join(pg.locator("[data-testid='stSidebarNav'] a").all_inner_texts())
         assert "common" not in links and "Privacy ledger" in links
+        # the deep link resolved to its page on the way out of the legacy router: no
+        # "Page not found" dialog over it
+        assert pg.get_by_text("Page not found").count() == 0
         assert_no_errors(pg, "fresh deep link")
         ctx.close()

@@ -78,19 +78,29 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 from scipy import stats
 
 from dpcore.core.rng import RNGLike, as_generator
+from dpcore.data.base import DPClusterer, dense_matrix
 from dpcore.data.geometry import clip_to_ball, nearest_center, squared_distances
-from dpcore.data.limits import check_params
+from dpcore.data.params import (
+    DELTA_POSITIVE,
+    EPSILON,
+    N_CLUSTERS,
+    N_PUBLIC_INT,
+    PROJ_DIM,
+    RADIUS_REQUIRED,
+    Param,
+)
 from dpcore.mechanisms.maxcover.accounting import NOISY_AVG_MAX_EPSILON
 from dpcore.mechanisms.maxcover.averaging import noisy_cluster_averages
 from dpcore.mechanisms.maxcover.grid import jl_matrix
 from dpcore.privacy.guarantees import ApproxDP, PrivacyLeakWarning
-from dpcore.privacy.noise import add_laplace, exponential_mechanism
+from dpcore.privacy.noise import add_laplace, exponential_mechanism, public_randomness
 
 __all__ = [
     "DEFAULT_SPLIT",
@@ -257,6 +267,17 @@ def _distance_blocks(Y: np.ndarray, candidates: np.ndarray, max_cells: int):
     return lambda: (squared_distances(Y[s:s + step], candidates).T for s in range(0, n, step))
 
 
+@public_randomness("the local search's start: k uniform indices of the candidate set, "
+                   "independent of the data")
+def _start_ids(m: int, k: int, gen: np.random.Generator) -> np.ndarray:
+    return gen.integers(m, size=k)
+
+
+@public_randomness("a uniform random shift of the partition grid: independent of the data")
+def _grid_shift(r_p: float, p: int, gen: np.random.Generator) -> np.ndarray:
+    return gen.uniform(-r_p / 2, r_p / 2, size=p)
+
+
 def private_local_search(Y: np.ndarray, candidates: np.ndarray, k: int, *, epsilon: float,
                          lam: float, n_swaps: int | None = None, rng: RNGLike = None,
                          max_cells: int = 2**23) -> tuple[np.ndarray, int]:
@@ -276,7 +297,7 @@ def private_local_search(Y: np.ndarray, candidates: np.ndarray, k: int, *, epsil
     eps_step = epsilon / (T + 1)
     sens = float(lam) ** 2
     blocks = _distance_blocks(Y, candidates, max_cells)
-    ids = gen.integers(m, size=k)
+    ids = _start_ids(m, k, gen)
     record, costs = [], []
     for _ in range(T):
         new = sum(_swap_costs(D, ids) for D in blocks())  # (k, m)
@@ -342,7 +363,7 @@ def _clamp_noisy_avg(eps: float, what: str) -> float:
     return eps
 
 
-class Balcan17KMeans:
+class Balcan17KMeans(DPClusterer):
     """Private k-means of Balcan et al. (ICML 2017), paper 003's baseline (module doc).
 
     Parameters
@@ -382,7 +403,28 @@ class Balcan17KMeans:
     candidates_ : (m, p) array — released candidate centres (projected space)
     local_search_centers_ : (k, p) array
     projection_ : (p, d) array ; proj_dim_ : int ; levels_ : int ; threshold_ : float
+    n_features_in_ : int
     """
+
+    #: Every parameter's constraint (:mod:`dpcore.data.params`), read by ``fit`` and by every
+    #: other consumer; ``n_public`` and ``radius`` are the proof's public inputs. ε = inf is the
+    #: non-private reference (no noise in the partitions and the local search).
+    _parameter_constraints: ClassVar[dict[str, Param]] = {
+        "n_clusters": N_CLUSTERS,
+        "epsilon": EPSILON,
+        "delta": DELTA_POSITIVE,
+        "radius": RADIUS_REQUIRED,
+        "n_public": N_PUBLIC_INT,
+        "proj_dim": replace(PROJ_DIM, high=MAX_CHILD_BITS),
+        "n_shifts": Param("int", 0, 1000, doc="randomly shifted partitions besides the first"),
+        "n_swaps": Param("int", 0, 10**6, special=(None,),
+                         doc="local-search swaps (None: min(k, 20))"),
+        "recovery": Param("str", choices=RECOVERIES, doc="NoisyAVG or the Laplace average"),
+        "lloyd_rounds": Param("int", 0, 1000, doc="DP Lloyd rounds after the recovery"),
+        "budget_split": Param("mapping", special=(None,), doc="shares of ε per step"),
+        "max_candidates": Param("int", 1, 10**9, special=("auto", None),
+                                doc="cap on the candidate set (None: every active cell)"),
+    }
 
     def __init__(self, n_clusters: int, *, epsilon: float, delta: float, radius: float,
                  n_public: int | None = None, proj_dim: int | None = None, n_shifts: int = 2,
@@ -403,34 +445,11 @@ class Balcan17KMeans:
         self.budget_split = budget_split
         self.rng = rng
 
-    def _check(self, X) -> tuple[np.ndarray, int]:
-        # dpcore.data.limits' ranges first (ε ≥ 1e-6 etc., as every estimator's fit; issue 14)
-        check_params(n_clusters=self.n_clusters, epsilon=self.epsilon, delta=self.delta,
-                     radius=self.radius, required=True)
-
-        def count(name: str, v, lo: int, none_ok: bool = False) -> None:
-            if v is None and none_ok:
-                return
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-                raise ValueError(f"{name} must be an integer ≥ {lo}, got {v!r}")
-
-        count("n_public", self.n_public, 1, none_ok=True)
-        count("proj_dim", self.proj_dim, 1, none_ok=True)
-        if self.proj_dim is not None and self.proj_dim > MAX_CHILD_BITS:
-            raise ValueError(f"proj_dim must be ≤ {MAX_CHILD_BITS} (2^proj_dim children per "
-                             f"cell), got {self.proj_dim!r}")
-        count("n_shifts", self.n_shifts, 0)
-        count("n_swaps", self.n_swaps, 0, none_ok=True)
-        if self.max_candidates != "auto":
-            count("max_candidates", self.max_candidates, 1, none_ok=True)
-        count("lloyd_rounds", self.lloyd_rounds, 0)
-        if self.delta == 0:  # check_params allows δ = 0; NoisyAVG needs δ > 0
-            raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
-        if self.recovery not in RECOVERIES:
-            raise ValueError(f"recovery must be one of {RECOVERIES}, got {self.recovery!r}")
-        if self.n_public is not None and self.n_clusters > self.n_public:
+    def _check(self, X) -> tuple[np.ndarray, int, dict]:
+        p = self._validate_params()  # one declaration (_parameter_constraints) for every reader
+        if self.n_public is not None and p["n_clusters"] > p["n_public"]:
             raise ValueError(f"n_clusters={self.n_clusters} exceeds n_public={self.n_public}")
-        X = np.asarray(X, dtype=float)
+        X = dense_matrix(X)
         if X.ndim != 2 or X.shape[1] == 0:
             raise ValueError(f"X must be a 2-D array (n, d), got shape {X.shape}")
         if X.shape[0] == 0 and self.n_public is None:
@@ -441,12 +460,12 @@ class Balcan17KMeans:
             warnings.warn(f"n_public not given: the algorithm uses the data's size n="
                           f"{X.shape[0]}, which it treats as public (pass n_public)",
                           PrivacyLeakWarning, stacklevel=3)
-            return X, X.shape[0]
-        return X, int(self.n_public)
+            return X, X.shape[0], p
+        return X, p["n_public"], p
 
     def fit(self, X, y=None) -> Balcan17KMeans:
         """Steps 1–4 of the module doc; returns self."""
-        X, n_pub = self._check(X)
+        X, n_pub, params = self._check(X)
         k, rounds = int(self.n_clusters), int(self.lloyd_rounds)
         budget = balcan_budget(float(self.epsilon), float(self.delta), self.budget_split,
                                lloyd_rounds=rounds, recovery=self.recovery)
@@ -466,19 +485,19 @@ class Balcan17KMeans:
         gamma = 2.0 * math.log(max(n_pub, 2)) / eps_level
         cands, noisy = [], []
         for s in range(parts):
-            shift = np.zeros(p) if s == 0 else gen.uniform(-r_p / 2, r_p / 2, size=p)
+            shift = np.zeros(p) if s == 0 else _grid_shift(r_p, p, gen)
             c, nc = private_partition(Y + shift, half_side=r_p, levels=L, eps_level=eps_level,
                                       threshold=gamma, rng=gen, return_counts=True)
             cands.append(c - shift)
             noisy.append(nc)
         # post-processing of released cells: drop duplicates, keep the best-supported ones
         C, first = np.unique(np.vstack(cands), axis=0, return_index=True)
-        limit = (auto_max_candidates(n_pub, k, self.n_swaps) if self.max_candidates == "auto"
-                 else self.max_candidates)
+        limit = (auto_max_candidates(n_pub, k, params["n_swaps"])
+                 if params["max_candidates"] == "auto" else params["max_candidates"])
         C = clip_to_ball(keep_candidates(C, np.concatenate(noisy)[first], limit), r_p)
         # Step 3: private local search (Λ = 2 r_p bounds point–candidate distances).
         ids, _ = private_local_search(Y, C, k, epsilon=budget.eps_local_search, lam=2 * r_p,
-                                      n_swaps=self.n_swaps, rng=gen)
+                                      n_swaps=params["n_swaps"], rng=gen)
         U = C[ids]
         # Step 4: recovery in R^d, then the DP Lloyd rounds.
         labels = nearest_center(Y, U)[0]
@@ -506,6 +525,4 @@ class Balcan17KMeans:
 
     def predict(self, X) -> np.ndarray:
         """Index of the nearest released centre of each row."""
-        if not hasattr(self, "cluster_centers_"):
-            raise ValueError("this Balcan17KMeans is not fitted yet; call fit(X) first")
-        return nearest_center(np.asarray(X, dtype=float), self.cluster_centers_)[0]
+        return nearest_center(self._check_predict_X(X), self.cluster_centers_)[0]

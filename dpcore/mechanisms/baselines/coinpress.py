@@ -23,7 +23,7 @@ import numpy as np
 from dpcore.core.rng import RNGLike, as_generator
 from dpcore.data.geometry import clip_to_ball
 from dpcore.data.limits import check_params
-from dpcore.privacy.guarantees import ZCDP
+from dpcore.privacy.guarantees import ZCDP, privacy_alias
 from dpcore.privacy.noise import add_gaussian, gaussian_sigma_zcdp
 
 __all__ = [
@@ -70,14 +70,16 @@ def coinpress_schedule(
 
 @dataclass(frozen=True)
 class CoinPressResult:
-    """``estimate`` (d,), the delivered ``guarantee`` (ρ-zCDP, replace-one), the centres and
-    radii of every step."""
+    """``estimate`` (d,), the delivered guarantee ``privacy_`` (ρ-zCDP, replace-one; ``guarantee``
+    is its deprecated name), the centres and radii of every step."""
 
     estimate: np.ndarray
-    guarantee: ZCDP
+    privacy_: ZCDP
     centers: np.ndarray
     radii: np.ndarray
     sigmas: np.ndarray
+
+    guarantee = privacy_alias("guarantee")
 
 
 def _check(X: np.ndarray, rho: float, radius: float) -> np.ndarray:

@@ -33,19 +33,29 @@ import numpy as np
 from scipy.stats import special_ortho_group
 
 from dpcore.core.rng import RNGLike, as_generator
-from dpcore.privacy.guarantees import ZCDP, PrivacyLeakWarning, PureDP
-from dpcore.privacy.noise import add_gaussian, add_laplace, gaussian_sigma_zcdp
+from dpcore.data import limits
+from dpcore.data.params import N_PUBLIC_INT, RHO, SHARE, Param, declare, validate_params
+from dpcore.privacy.guarantees import ZCDP, PrivacyLeakWarning, PureDP, privacy_alias
+from dpcore.privacy.noise import (
+    add_gaussian,
+    add_laplace,
+    gaussian_sigma_zcdp,
+    public_randomness,
+)
 
 __all__ = ["KV18Result", "kv18_clip_width", "kv18_mean", "kv18_mean_1d"]
 
 
 @dataclass(frozen=True)
 class KV18Result:
-    """A KV18 release: the estimate and its guarantee (``centre`` is the private range centre)."""
+    """A KV18 release: the estimate and its guarantee ``privacy_`` (``privacy`` is its deprecated
+    name); ``centre`` is the private range centre."""
 
     estimate: np.ndarray
     centre: np.ndarray
-    privacy: PureDP | ZCDP
+    privacy_: PureDP | ZCDP
+
+    privacy = privacy_alias("privacy")
 
 
 def kv18_clip_width(n: int, sigma: float, beta: float) -> float:
@@ -116,6 +126,25 @@ def kv18_mean_1d(
     return KV18Result(np.array([est]), np.array([centre]), PureDP(epsilon))
 
 
+@public_randomness("KV18's random rotation (Haar on SO(d)): independent of the data")
+def _random_rotation(d: int, gen: np.random.Generator) -> np.ndarray:
+    return special_ortho_group.rvs(d, random_state=gen)
+
+
+@declare(
+    rho=RHO,
+    sigma=Param("float", limits.MIN_RADIUS, limits.MAX_RADIUS,
+                doc="known standard deviation σ of every coordinate"),
+    radius=Param("float", limits.MIN_RADIUS, limits.MAX_RADIUS,
+                 check=lambda v, name: limits.check_radius(v, name),
+                 doc="public bound R on ‖μ‖₂ (not the rows' norm)"),
+    beta=Param("float", limits.MIN_PROBABILITY, 1.0,
+               check=lambda v, name: limits.check_probability(v, name),
+               doc="failure probability of the clipping range"),
+    range_share=SHARE,
+    rotate=Param("bool", doc="random rotation first"),
+    n_public=N_PUBLIC_INT,
+)
 def kv18_mean(
     X, *, rho: float, sigma: float = 1.0, radius: float, beta: float = 0.05,
     range_share: float = 0.5, rotate: bool = True, n_public: int | None = None,
@@ -139,16 +168,17 @@ def kv18_mean(
         the data's own n (KV18's replace-one model, where n is public), with a
         PrivacyLeakWarning saying so.
     """
+    validate_params(kv18_mean._parameter_constraints,
+                    {"rho": rho, "sigma": sigma, "radius": radius, "beta": beta,
+                     "range_share": range_share, "rotate": rotate, "n_public": n_public})
     X = _check(X, sigma, radius, beta, 2, ("rho", rho), range_share)
     gen = as_generator(rng)
     n, d = X.shape
     if n_public is None:
         warnings.warn(f"n_public not given: KV18 uses the data's size n={n} as public (its "
                       "replace-one model); pass n_public", PrivacyLeakWarning, stacklevel=2)
-    elif isinstance(n_public, bool) or int(n_public) != n_public or n_public < 1:
-        raise ValueError(f"n_public must be a positive integer, got {n_public!r}")
     n_pub = n if n_public is None else int(n_public)
-    Q = special_ortho_group.rvs(d, random_state=gen) if rotate and d > 1 else np.eye(d)
+    Q = _random_rotation(d, gen) if rotate and d > 1 else np.eye(d)
     Y = X @ Q
     half = math.ceil(radius / sigma)
     counts = _bin_counts(Y, sigma, half)

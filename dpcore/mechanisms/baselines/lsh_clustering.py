@@ -26,28 +26,56 @@ the PLD accountant; we calibrate the same knob with zCDP composition (each ε_c-
 this version adds somewhat **more** noise than Google's at the same (ε, δ)
 (:attr:`noise_multiplier_`
 states how much; it is a disadvantage to the baseline, never a privacy gain).
+
+**Noise in a release** (:func:`dpcore.privacy.noise.defended_noise`, the release door). All noise
+goes through the adders of :mod:`dpcore.privacy.noise`. The counts get
+:func:`~dpcore.privacy.noise.add_discrete_laplace`: the exact discrete Laplace of Canonne, Kamath
+& Steinke (2020) with parameter a' ≤ a, so each count level stays ε_c-DP (a'·1 ≤ a = ε_c). The
+leaf sums get :func:`~dpcore.privacy.noise.add_gaussian` once, all leaves together: the sums are
+rounded to a grid λℤ (λ a power of two ≤ ηΛ/√s, s the number of coordinates) and the exact
+discrete Gaussian with σ/λ is added, which is (Λ/λ + √s)²λ²/(2σ²) ≤ (1 + η)²/(2α²)-zCDP
+(CKS 2020, the same ρ as the continuous Gaussian at an integer sensitivity). The total ρ is then
+at most (1 + η)² times the nominal one and ε(ρ) = ρ + 2√(ρ ln(1/δ)) at most (1 + η)² times the
+nominal ε: the slack the door charges (:class:`~dpcore.privacy.noise.NoiseDefence`), so the
+reported (ε, δ) and the charged (ε(1 + η)², δ) hold. Outside a release (explore mode, the
+experiments) the adders draw what this module drew before (numpy geometric differences and
+``Generator.normal``): the same seeded streams.
 """
 
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 from scipy.optimize import brentq
 
 from dpcore.core.rng import RNGLike, as_generator
+from dpcore.data.base import DPClusterer, dense_matrix
 from dpcore.data.geometry import clip_to_ball
+from dpcore.data.params import (
+    DELTA_POSITIVE,
+    EPSILON_FINITE,
+    N_CLUSTERS,
+    RADIUS_REQUIRED,
+    Param,
+)
 from dpcore.privacy.guarantees import ApproxDP, zcdp_to_epsilon
+from dpcore.privacy.noise import (
+    add_discrete_laplace,
+    add_gaussian,
+    postprocessing_seed,
+    public_randomness,
+)
 
-__all__ = ["LSHClustering", "discrete_laplace", "lsh_noise_parameters"]
+__all__ = ["LSHClustering", "lsh_noise_parameters"]
 
 LAPLACE_MULTIPLIER = 20.0  # Google's default: count parameter a = 1 / (20 α)
 
 
-def discrete_laplace(a: float, size, gen: np.random.Generator) -> np.ndarray:
-    """Discrete Laplace noise, P(z) ∝ exp(−a|z|) on the integers (difference of two geometrics)."""
-    p = -math.expm1(-a)  # 1 − e^{−a}
-    return np.asarray(gen.geometric(p, size=size) - gen.geometric(p, size=size), dtype=float)
+@public_randomness("SimHash directions of the LSH tree: independent of the data")
+def _simhash_directions(depth: int, d: int, gen: np.random.Generator) -> np.ndarray:
+    return gen.standard_normal((depth, d))
 
 
 def _counts(codes: np.ndarray, nodes: np.ndarray) -> np.ndarray:
@@ -79,7 +107,7 @@ def lsh_noise_parameters(epsilon: float, delta: float, max_depth: int) -> tuple[
     return alpha, 1.0 / (LAPLACE_MULTIPLIER * alpha)
 
 
-class LSHClustering:
+class LSHClustering(DPClusterer):
     """Private k-means by an LSH prefix tree ([CK21], Google's ``private_lsh_clustering``).
 
     Parameters
@@ -102,7 +130,18 @@ class LSHClustering:
         The private coreset (leaf averages) and their noisy counts.
     noise_multiplier_ : float
         α = σ/Λ of the leaf sums; ``count_parameter_`` is a.
+    n_features_in_ : int
     """
+
+    #: Every parameter's constraint (:mod:`dpcore.data.params`), read by ``fit`` and by every
+    #: other consumer; ``radius`` (Λ) is the proof's public input.
+    _parameter_constraints: ClassVar[dict[str, Param]] = {
+        "n_clusters": N_CLUSTERS,
+        "epsilon": EPSILON_FINITE,
+        "delta": DELTA_POSITIVE,
+        "radius": RADIUS_REQUIRED,
+        "max_depth": Param("int", 1, 62, doc="depth D of the LSH prefix tree"),
+    }
 
     def __init__(self, n_clusters: int, *, epsilon: float, delta: float, radius: float,
                  max_depth: int = 20, rng: RNGLike = None) -> None:
@@ -114,19 +153,8 @@ class LSHClustering:
         self.rng = rng
 
     def _check(self, X) -> np.ndarray:
-        k = self.n_clusters
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"n_clusters must be an integer ≥ 1, got {k!r}")
-        if not (math.isfinite(self.epsilon) and self.epsilon > 0):
-            raise ValueError(f"epsilon must be a finite number > 0, got {self.epsilon!r}")
-        if not 0 < self.delta < 1:
-            raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
-        if not (math.isfinite(self.radius) and self.radius > 0):
-            raise ValueError(f"radius must be a finite number > 0, got {self.radius!r}")
-        if isinstance(self.max_depth, bool) or not isinstance(self.max_depth, (int, np.integer)) \
-                or not 1 <= self.max_depth <= 62:
-            raise ValueError(f"max_depth must be an integer in [1, 62], got {self.max_depth!r}")
-        X = np.asarray(X, dtype=float)
+        self._validate_params()  # one declaration (_parameter_constraints) for every reader
+        X = dense_matrix(X)
         if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
             raise ValueError(f"X must be a non-empty 2-D array (n, d), got shape {X.shape}")
         if not np.all(np.isfinite(X)):
@@ -140,10 +168,11 @@ class LSHClustering:
         gen = as_generator(self.rng)
         coreset, weights = self.private_coreset(X, gen)
         km = KMeans(n_clusters=min(int(self.n_clusters), len(coreset)), init="k-means++",
-                    n_init=1, random_state=int(gen.integers(2**31 - 1)))
+                    n_init=1, random_state=postprocessing_seed(gen))
         km.fit(coreset, sample_weight=weights)
         self.cluster_centers_ = km.cluster_centers_
         self.privacy_ = ApproxDP(float(self.epsilon), float(self.delta))
+        self.n_features_in_ = coreset.shape[1]
         return self
 
     def private_coreset(self, X, rng: RNGLike = None) -> tuple[np.ndarray, np.ndarray]:
@@ -158,9 +187,9 @@ class LSHClustering:
         alpha, a = lsh_noise_parameters(self.epsilon, self.delta, depth)
         X = clip_to_ball(X, lam)
         n, d = X.shape
-        bits = (X @ gen.standard_normal((depth, d)).T < 0).astype(np.int64)  # (n, D) SimHash
+        bits = (X @ _simhash_directions(depth, d, gen).T < 0).astype(np.int64)  # (n, D) SimHash
 
-        root = max(1.0, n + float(discrete_laplace(a, None, gen)))
+        root = max(1.0, float(add_discrete_laplace(n, a, rng=gen)))
         min_node = max(1, min(int(10.0 * math.sqrt(d) * alpha), int(root // (2 * k))))
         min_branch = 3 * min_node
 
@@ -181,7 +210,7 @@ class LSHClustering:
             # Both children of every branching node get a noisy count, empty or not, so which
             # counts are released depends on the data only through released counts.
             children = np.concatenate([2 * parents, 2 * parents + 1])
-            noisy = _counts(codes[:, level + 1], children) + discrete_laplace(a, children.size, gen)
+            noisy = add_discrete_laplace(_counts(codes[:, level + 1], children), a, rng=gen)
             keep = noisy >= min_node
             childless = ~(keep[: parents.size] | keep[parents.size:])
             leaves.append((level, parents[childless], parent_counts[childless]))
@@ -189,23 +218,25 @@ class LSHClustering:
             level += 1
         leaves.append((level, nodes, counts))
 
-        # Each point lies in at most one leaf: one Gaussian release of all leaf sums.
-        sigma = alpha * lam
-        centres, weights = [], []
+        # Each point lies in at most one leaf: one Gaussian release of all leaf sums (ℓ2
+        # sensitivity Λ), through the defended adder (module docstring, "Noise in a release").
+        sums, weights = [], []
         for lev, prefixes, cnt in leaves:
             if prefixes.size == 0:
                 continue
             order = np.argsort(prefixes)
             pos = np.clip(np.searchsorted(prefixes[order], codes[:, lev]), 0, prefixes.size - 1)
             member = prefixes[order][pos] == codes[:, lev]
-            sums = np.zeros((prefixes.size, d))
-            np.add.at(sums, order[pos[member]], X[member])
-            sums += gen.normal(scale=sigma, size=sums.shape)
-            c = np.maximum(cnt, 1.0)
-            centres.append(sums / c[:, None])
-            weights.append(c)
-        centres = np.concatenate(centres) if centres else np.zeros((1, d))
-        weights = np.concatenate(weights) if weights else np.ones(1)
+            leaf_sums = np.zeros((prefixes.size, d))
+            np.add.at(leaf_sums, order[pos[member]], X[member])
+            sums.append(leaf_sums)
+            weights.append(np.maximum(cnt, 1.0))
+        if sums:
+            weights = np.concatenate(weights)
+            noisy = add_gaussian(np.concatenate(sums), alpha * lam, sensitivity=lam, rng=gen)
+            centres = noisy / weights[:, None]
+        else:
+            centres, weights = np.zeros((1, d)), np.ones(1)
         self.coreset_, self.coreset_weights_ = clip_to_ball(centres, lam), weights
         self.noise_multiplier_, self.count_parameter_ = alpha, a
         self.min_points_in_node_, self.min_points_in_branching_node_ = min_node, min_branch
@@ -215,4 +246,4 @@ class LSHClustering:
         """Index of the nearest centre of each row."""
         from dpcore.data.geometry import nearest_center
 
-        return nearest_center(np.asarray(X, dtype=float), self.cluster_centers_)[0]
+        return nearest_center(self._check_predict_X(X), self.cluster_centers_)[0]

@@ -19,13 +19,24 @@ Readings of the paper's ambiguities (spec §7), chosen so the privacy proofs hol
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from dpcore.core.errors import ParameterError
 from dpcore.core.rng import RNGLike, as_generator
-from dpcore.data.limits import check_params
-from dpcore.privacy.guarantees import ZCDP, ApproxDP, Guarantee
+from dpcore.data import limits
+from dpcore.data.params import (
+    DELTA_POSITIVE,
+    EPSILON_FINITE,
+    N_PUBLIC_INT,
+    RHO,
+    Param,
+    declare,
+    validate_params,
+)
+from dpcore.privacy.guarantees import ZCDP, ApproxDP, Guarantee, privacy_alias
 from dpcore.privacy.noise import add_gaussian, gaussian_sigma_zcdp
 
 from .counting import total_friends
@@ -68,12 +79,15 @@ def noisy_size_lower(n: int, rho1: float, delta: float, *, rng: RNGLike = None) 
 
 @dataclass(frozen=True)
 class FriendlyAvgResult:
-    """FriendlyAvg's output: ``estimate`` is ``None`` for ⊥ (``n̂ ≤ 0``)."""
+    """FriendlyAvg's output: ``estimate`` is ``None`` for ⊥ (``n̂ ≤ 0``); ``privacy_`` the
+    guarantee (``guarantee`` is its deprecated name)."""
 
     estimate: np.ndarray | None
     n_hat: float
     noise_sd: float | None
-    guarantee: ZCDP
+    privacy_: ZCDP
+
+    guarantee = privacy_alias("guarantee")
 
 
 def friendly_avg(
@@ -193,7 +207,8 @@ class FriendlyMeanResult:
     ----------
     estimate : (d,) array or None — ``None`` when FriendlyAvg aborted (⊥); see ``reason``.
     core_mask : (n,) bool — FriendlyCore's kept points.
-    guarantee : the guarantee delivered (ZCDP(ρ, δ), or ApproxDP(ε, δ) when called with ε).
+    privacy_ : the guarantee delivered (ZCDP(ρ, δ), or ApproxDP(ε, δ) when called with ε);
+        ``guarantee`` is its deprecated name.
     radius : float — r used (given, or found by FindDiam).
     radius_was_searched : bool
     failed : bool ; reason : str
@@ -203,7 +218,7 @@ class FriendlyMeanResult:
 
     estimate: np.ndarray | None
     core_mask: np.ndarray
-    guarantee: Guarantee
+    privacy_: Guarantee
     radius: float
     radius_was_searched: bool
     core: FriendlyCoreResult
@@ -213,11 +228,45 @@ class FriendlyMeanResult:
     reason: str = ""
     budget: list = field(default_factory=list)
 
+    guarantee = privacy_alias("guarantee")
+
     @property
     def core_size(self) -> int:
         return int(self.core_mask.sum())
 
 
+_POSITIVE = Param("float", limits.MIN_RADIUS, limits.MAX_RADIUS, special=(None,))
+
+
+def _check_rate(value, name: str) -> float:
+    """A sampling rate in (0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value <= 1:
+        raise ParameterError(name, f"{name} must be in (0, 1], got {value!r}"[:300])
+    return float(value)
+
+
+@declare(
+    # r of the dist_r predicate (most pairs within r): public, but not the rows' norm bound
+    radius=Param("float", limits.MIN_RADIUS, limits.MAX_RADIUS, special=(None,),
+                 check=lambda v, name: limits.check_radius(v, name),
+                 doc="r of the dist_r predicate (None: searched privately)"),
+    rho=RHO.also(None),
+    epsilon=EPSILON_FINITE.also(None),
+    delta=DELTA_POSITIVE,
+    r_min=_POSITIVE,
+    r_max=_POSITIVE,
+    beta=Param("float", limits.MIN_PROBABILITY, 1.0,
+               check=lambda v, name: limits.check_probability(v, name),
+               doc="confidence of the diameter search"),
+    split=Param("str", choices=("paper", "default"), doc="FriendlyAvg's internal split"),
+    sample_size=_POSITIVE,
+    check_size=Param("bool", doc="refuse a declared n_public too small for the core"),
+    counts=Param("object", special=(None,), doc="precomputed friend counts"),
+    n_public=N_PUBLIC_INT,
+    sample_rate=Param("float", limits.MIN_PROBABILITY, 1.0, special=(None,),
+                      check=lambda v, name: _check_rate(v, name),
+                      doc="public Poisson sampling rate of X"),
+)
 def friendly_mean(
     X: np.ndarray,
     *,
@@ -272,18 +321,18 @@ def friendly_mean(
         ``X`` is a Poisson sample of the data at this public rate
         (:func:`~dpcore.mechanisms.friendlycore.sampling.poisson_rows`). With ``epsilon``: FC_Avg
         runs at the (ε_in, δ_in) whose amplification is (ε, δ) (:func:`.sampling.inner_budget`), so
-        the result's ``guarantee`` is the requested (ε, δ) for the *data*, not the sample.
+        the result's ``privacy_`` is the requested (ε, δ) for the *data*, not the sample.
     counts : array, optional
         Precomputed ``friend_counts(X, radius)`` (known diameter, exact counting only).
     """
     X = check_points(X)
     if (rho is None) == (epsilon is None):
         raise ValueError("give exactly one of rho (zCDP) or epsilon ((epsilon, delta)-DP)")
-    check_params(delta=delta, beta=beta, required=True)
-    check_params(epsilon=epsilon, rho=rho, radius=radius)
-    check_privacy(rho=rho, epsilon=epsilon, delta=delta)
-    if split not in ("paper", "default"):
-        raise ValueError(f"split must be 'paper' or 'default', got {split!r}")
+    validate_params(friendly_mean._parameter_constraints, {
+        "radius": radius, "rho": rho, "epsilon": epsilon, "delta": delta, "r_min": r_min,
+        "r_max": r_max, "beta": beta, "split": split, "sample_size": sample_size,
+        "check_size": check_size, "counts": counts, "n_public": n_public,
+        "sample_rate": sample_rate})
     gen = as_generator(rng)
     rate = 1.0 if sample_rate is None else float(sample_rate)
     if not 0 < rate <= 1:

@@ -68,23 +68,36 @@ Readings of the paper (spec §7) that keep the privacy proof valid:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import ClassVar
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from dpcore.core.errors import ParameterError
 from dpcore.core.rng import RNGLike, as_generator
 from dpcore.core.threads import single_threaded_blas
+from dpcore.data import limits
+from dpcore.data.base import DPClusterer, dense_matrix
 from dpcore.data.geometry import nearest_center, row_norms, squared_distances
-from dpcore.data.limits import check_params
+from dpcore.data.params import (
+    DELTA_POSITIVE,
+    EPSILON_FINITE,
+    N_CLUSTERS,
+    N_ITER,
+    RADIUS_REQUIRED,
+    RHO,
+    SHARE,
+    Param,
+)
 from dpcore.privacy.guarantees import ZCDP, ApproxDP, Guarantee, compose, zcdp_to_epsilon
-from dpcore.privacy.noise import add_gaussian, gaussian_sigma_zcdp
+from dpcore.privacy.noise import add_gaussian, gaussian_sigma_zcdp, public_randomness
 
 from .averaging import find_diam, friendly_avg, noisy_size_lower, rho_for_epsilon
 from .counting import match_counts, match_permutation, ordered_tuple_counts
 from .filters import required_size, zCDPFilter
 from .oracles import batched_kmeans, pca_oracle_batched, sklearn_oracle
-from .validation import check_points, check_positive, check_privacy
+from .validation import check_points
 
 __all__ = ["BUDGET_SPLITS", "FriendlyCoreKMeans", "assign_parts", "replacement_multiplier"]
 
@@ -98,6 +111,8 @@ _FILTER_PARTS = ("tuple_core", "ordered_core")
 _SIZE_SHARE = 0.1
 
 
+@public_randomness("uniform part labels: split the rows into t parts independently of their "
+                   "values")
 def assign_parts(n: int, t: int, rng: np.random.Generator) -> np.ndarray:
     """I.i.d. uniform part labels in {0..t−1}, one per point, independent of the data values.
 
@@ -115,6 +130,8 @@ def replacement_multiplier(split: dict[str, float]) -> float:
     return 4.0 * (1.0 - _SIZE_SHARE) * filters + _SIZE_SHARE * filters + (1.0 - filters)
 
 
+@public_randomness("junk tuples of too-small parts, uniform in the public ball: independent of "
+                   "the data")
 def _uniform_in_ball(size: int, k: int, d: int, radius: float, gen: np.random.Generator):
     g = gen.standard_normal((size, k, d))
     g /= np.maximum(np.linalg.norm(g, axis=2, keepdims=True), 1e-300)
@@ -143,6 +160,8 @@ _BATCHED: dict[str, Callable[[np.ndarray, int, np.random.Generator], np.ndarray]
 _PER_PART: dict[str, Oracle] = {"sklearn": sklearn_oracle}
 
 
+@public_randomness("FriendlyReorder's random relabelling of the k positions: a permutation "
+                   "independent of the data")
 def _reorder(T: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """FriendlyReorder (Sec. 5.2.2): order every tuple like the first, then a random relabelling."""
     if T.shape[0] == 0:
@@ -157,7 +176,28 @@ def _reorder(T: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return out[:, rng.permutation(T.shape[1])]
 
 
-class FriendlyCoreKMeans:
+def _check_oracle(value, name: str):
+    names = sorted([*_BATCHED, *_PER_PART])
+    if not (callable(value) or (isinstance(value, str) and value in names)):
+        raise ParameterError(name, f"{name} must be one of {names} or a callable, got "
+                                   f"{value!r}"[:300])
+    return value
+
+
+def _check_split(value, name: str):
+    if not (isinstance(value, Mapping) or (isinstance(value, str) and value in BUDGET_SPLITS)):
+        raise ParameterError(name, f"{name} must be one of {sorted(BUDGET_SPLITS)} or a dict, "
+                                   f"got {value!r}"[:300])
+    return value  # a dict's keys and shares: FriendlyCoreKMeans._split
+
+
+def _check_fallback(value, name: str):
+    if value not in (None, "dplloyd"):
+        raise ParameterError(name, f"{name} must be None or 'dplloyd', got {value!r}"[:300])
+    return value
+
+
+class FriendlyCoreKMeans(DPClusterer):
     """(ρ, δ)-zCDP k-means by FriendlyCore (FC_Clustering, Sec. 5.2.5).
 
     Parameters
@@ -219,7 +259,38 @@ class FriendlyCoreKMeans:
     ordered_core_mask_ : (c,) bool — ordered tuples kept by the second FriendlyCore
     center_averages_ : (k, d) — FC_AvgOrdTup's private per-centre averages (before the Lloyd step)
     budget_ : list of (step, guarantee)
+    n_features_in_ : int
     """
+
+    #: Every parameter's constraint (:mod:`dpcore.data.params`), read by ``fit`` and by every
+    #: other consumer; ``radius`` (Λ) is the proof's public input.
+    _parameter_constraints: ClassVar[dict[str, Param]] = {
+        "n_clusters": N_CLUSTERS,
+        "rho": RHO.also(None),
+        "epsilon": EPSILON_FINITE.also(None),
+        "delta": DELTA_POSITIVE,
+        "radius": RADIUS_REQUIRED,
+        "t": Param("int", 1, 10**9, check=lambda v, name: limits.check_count(
+            name, v, 1, limits.resource_limits().max_rows()), doc="number of parts / tuples"),
+        "r_min": Param("float", limits.MIN_RADIUS, limits.MAX_RADIUS,
+                       doc="public lower bound on the per-centre spread"),
+        "oracle": Param("str", choices=tuple(sorted([*_BATCHED, *_PER_PART])),
+                        check=_check_oracle, doc="non-private clustering run on every part"),
+        "gamma": Param("float", limits.MIN_PROBABILITY, 1.0, doc="γ of the match_γ predicate"),
+        "beta": Param("float", limits.MIN_PROBABILITY, 1.0,
+                      check=lambda v, name: limits.check_probability(v, name),
+                      doc="confidence of the diameter search"),
+        "budget_split": Param("str", choices=tuple(BUDGET_SPLITS), check=_check_split,
+                              doc="shares of ρ per step"),
+        "radius_inflation": Param("float", 1.0, limits.MAX_ABS_VALUE,
+                                  doc="public factor on FindDiam's radii"),
+        "fallback": Param("str", choices=("dplloyd",), special=(None,), check=_check_fallback,
+                          doc="run DPLloyd on a reserved share if FriendlyCore fails"),
+        "fallback_share": SHARE,
+        "fallback_iter": N_ITER,
+        "accounting": Param("str", choices=("add_remove", "paper"),
+                            doc="charge for add/remove neighbours or the paper's nominal one"),
+    }
 
     def __init__(
         self,
@@ -276,28 +347,10 @@ class FriendlyCoreKMeans:
 
     def _check_params(self) -> tuple[float, float, float, float, Guarantee]:
         """Public checks only (k, t, budget, δ): nothing here reads the data."""
-        check_params(n_clusters=self.n_clusters, t=self.t, delta=self.delta, beta=self.beta,
-                     radius=self.radius, required=True)  # dpcore.data.limits ranges (issue 14)
-        check_params(epsilon=self.epsilon, rho=self.rho)
-        k, t = self.n_clusters, self.t
-        if not isinstance(k, int | np.integer) or k < 1:
-            raise ValueError(f"n_clusters must be an integer >= 1, got {k!r}")
-        if not isinstance(t, int | np.integer) or t < 1:
-            raise ValueError(f"t must be an integer >= 1, got {t!r}")
-        check_positive("radius", self.radius)
-        check_positive("r_min", self.r_min)
-        if not (math.isfinite(self.radius_inflation) and self.radius_inflation >= 1):
-            raise ValueError(f"radius_inflation must be >= 1, got {self.radius_inflation!r}")
+        p = self._validate_params()  # one declaration (_parameter_constraints) for every reader
+        k, t = p["n_clusters"], p["t"]
         if (self.rho is None) == (self.epsilon is None):
             raise ValueError("give exactly one of rho (zCDP) or epsilon ((epsilon, delta)-DP)")
-        check_privacy(rho=self.rho, epsilon=self.epsilon, delta=self.delta)
-        if self.fallback not in (None, "dplloyd"):
-            raise ValueError(f"fallback must be None or 'dplloyd', got {self.fallback!r}")
-        if self.fallback and not 0 < self.fallback_share < 1:
-            raise ValueError(f"fallback_share must be in (0, 1), got {self.fallback_share!r}")
-        names = sorted([*_BATCHED, *_PER_PART])
-        if not (callable(self.oracle) or self.oracle in names):
-            raise ValueError(f"oracle must be one of {names} or a callable, got {self.oracle!r}")
         if self.epsilon is not None:
             z_delta = self.delta / 2.0
             total = rho_for_epsilon(self.epsilon, self.delta / 2.0)
@@ -305,8 +358,6 @@ class FriendlyCoreKMeans:
         else:
             z_delta, total = float(self.delta), float(self.rho)
             delivered = ZCDP(total, self.delta)
-        if self.accounting not in ("add_remove", "paper"):
-            raise ValueError(f"accounting must be 'add_remove' or 'paper', got {self.accounting!r}")
         fc_rho = total * (1.0 - self.fallback_share) if self.fallback else total
         nominal = fc_rho / replacement_multiplier(self._split())
         if self.accounting == "paper":  # the paper's noise; the true charge is reported
@@ -328,6 +379,9 @@ class FriendlyCoreKMeans:
     # ------------------------------------------------------------------ fit
     def fit(self, X: np.ndarray, y: object = None) -> FriendlyCoreKMeans:
         """Run FC_Clustering on ``X`` (n, d); sets the attributes listed in the class doc."""
+        X = dense_matrix(X)
+        if X.ndim != 2:  # check_points would read 1-D as n points in d = 1; an estimator doesn't
+            raise ValueError(f"X must be a 2-D array (n, d), got shape {X.shape}")
         X = check_points(X, min_rows=1)
         n, d = X.shape
         total, fc_rho, nominal, z_delta, delivered = self._check_params()
@@ -481,19 +535,10 @@ class FriendlyCoreKMeans:
     # ------------------------------------------------------------------ use
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Index of the nearest centre of each row."""
-        if not hasattr(self, "privacy_"):
-            raise ValueError("call fit(X) before predict")
+        self._check_fitted()
         if self.cluster_centers_ is None:
             raise ValueError(f"FriendlyCoreKMeans failed, no centres: {self.failure_reason_}")
-        X = check_points(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} columns, the model was fit on {self.n_features_in_}"
-            )
-        return nearest_center(X, self.cluster_centers_)[0]
-
-    def fit_predict(self, X: np.ndarray, y: object = None) -> np.ndarray:
-        return self.fit(X).predict(X)
+        return nearest_center(self._check_predict_X(X), self.cluster_centers_)[0]
 
     @property
     def total_budget_(self) -> Guarantee:

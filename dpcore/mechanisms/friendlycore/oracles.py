@@ -14,6 +14,8 @@ import math
 
 import numpy as np
 
+from dpcore.privacy.noise import public_randomness
+
 __all__ = ["batched_kmeans", "pca_oracle_batched", "sklearn_oracle"]
 
 
@@ -26,6 +28,8 @@ def _sq_dist(P: np.ndarray, C: np.ndarray, p_sq: np.ndarray | None = None) -> np
     return np.maximum(D, 0.0, out=D)
 
 
+@public_randomness("k-means++ seeding of the non-private oracle: its tuples reach the release "
+                   "only through FriendlyCore's DP filter and averaging")
 def _seed(P: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     """Greedy k-means++ seeding on every part (Arthur & Vassilvitskii 2007; sklearn's variant)."""
     t, m, d = P.shape
@@ -103,6 +107,8 @@ def batched_kmeans(
     return best_c
 
 
+@public_randomness("random sketch of the non-private PCA oracle (its output reaches the release "
+                   "only through FriendlyCore's DP steps)")
 def _top_components(
     Pc: np.ndarray, k: int, rng: np.random.Generator, n_power: int = 3
 ) -> np.ndarray:
@@ -137,6 +143,8 @@ def pca_oracle_batched(P: np.ndarray, k: int, rng: np.random.Generator) -> np.nd
     return C
 
 
+@public_randomness("seed of the non-private scikit-learn oracle (its output reaches the release "
+                   "only through FriendlyCore's DP steps)")
 def sklearn_oracle(X: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     """scikit-learn ``KMeans`` (k-means++, ``n_init=10``) on one part: the paper's oracle."""
     from sklearn.cluster import KMeans

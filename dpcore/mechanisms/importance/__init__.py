@@ -1,8 +1,9 @@
 """Personalized privacy amplification by importance sampling (Fay, Mair & Sjölund, TMLR 2024).
 
-:mod:`.sampling` holds the profiles, Theorem 6 and the sampling distributions (Alg. 1);
-:mod:`.calibration` DP-Lloyd's noise scales and the ε of full and sampled runs;
-:mod:`.grid` the one-pass privacy-constrained sampler on a public norm grid.
+:mod:`.amplification` holds Theorem 6 and the PDP profiles; :mod:`.weights` the
+privacy-constrained weights (Problem 7, Alg. 1); :mod:`.sampling` the sampling distributions
+(and re-exports the other two); :mod:`.calibration` DP-Lloyd's noise scales and the ε of full and
+sampled runs; :mod:`.grid` the one-pass privacy-constrained sampler on a public norm grid.
 """
 
 from dpcore.mechanisms.importance.calibration import (
@@ -27,6 +28,7 @@ from dpcore.mechanisms.importance.sampling import (
     logexpm1,
     poisson_sample,
     privacy_constrained_weights,
+    privacy_probabilities,
     solve_privacy_constrained,
     uniform_probabilities,
     variance_optimal_probabilities,
@@ -46,6 +48,7 @@ __all__ = [
     'logexpm1',
     'poisson_sample',
     'privacy_constrained_weights',
+    'privacy_probabilities',
     'solve_privacy_constrained',
     'uniform_probabilities',
     'variance_optimal_probabilities',

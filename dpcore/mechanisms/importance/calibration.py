@@ -1,8 +1,9 @@
 """DP-Lloyd accounting of the importance-sampling paper: noise scales, ε of full and sampled runs,
 and the calibration of the noise constant B for a target sample size (spec §4.5, §5.3, §6.4).
 
-Split out of :mod:`dpcore.mechanisms.importance.sampling`, which re-exports every name (``from
-dpcore.mechanisms.importance.sampling import calibrate_lloyd`` keeps working).
+Imported by the package (``from dpcore.mechanisms.importance import calibrate_lloyd``); it builds
+on :mod:`.amplification` (Theorem 6, the DP-Lloyd profile), :mod:`.weights` (Theorem 10) and
+:mod:`.sampling` (the sampling distributions).
 """
 
 from __future__ import annotations
@@ -14,18 +15,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
+from dpcore.mechanisms.importance.amplification import _positive, amplified_epsilon, logexpm1
 from dpcore.mechanisms.importance.sampling import (
-    _ON_TARGET_RTOL,
     SAMPLERS,
     SU_RHO,
     _check_sample_size,
-    _positive,
-    amplified_epsilon,
     coreset_max_sample_size,
-    lloyd_profile,
-    logexpm1,
-    privacy_constrained_weights,
+    privacy_probabilities,
 )
+from dpcore.mechanisms.importance.weights import _ON_TARGET_RTOL
 
 # --------------------------------------------------------------------------------------------
 # DP-Lloyd noise scales, ε of full and sampled runs, calibration of B (spec §4.5, §5.3, §6.4)
@@ -299,8 +297,8 @@ def calibrate_lloyd(
         norms = np.asarray(norms, dtype=float)
 
         def expected_m(bs: float) -> float:
-            slopes = lloyd_profile(norms, beta_sum=bs, beta_count=kappa * bs, n_iter=t).slopes
-            return float(np.sum(1.0 / privacy_constrained_weights(slopes, eps)))
+            return float(np.sum(privacy_probabilities(norms, beta_sum=bs, beta_count=kappa * bs,
+                                                      n_iter=t, target_epsilon=eps)))
 
         bs, m = _privacy_noise_for_size(expected_m, bs_full, sample_size, n, eps)
         return done(bs, m, eps)

@@ -15,6 +15,7 @@ import numpy as np
 
 from dpcore.core.kernels import grid_histogram
 from dpcore.core.rng import RNGLike, as_generator
+from dpcore.mechanisms.importance.amplification import _positive
 from dpcore.mechanisms.importance.calibration import (
     LloydCalibration,
     _beta_sum_for_radius_slope,
@@ -22,13 +23,8 @@ from dpcore.mechanisms.importance.calibration import (
     _privacy_noise_for_size,
     _split_kappa,
 )
-from dpcore.mechanisms.importance.sampling import (
-    SU_RHO,
-    _positive,
-    lloyd_profile,
-    poisson_sample,
-    privacy_constrained_weights,
-)
+from dpcore.mechanisms.importance.sampling import SU_RHO, poisson_sample, privacy_probabilities
+from dpcore.privacy.noise import public_randomness
 
 __all__ = ["DEFAULT_GRID", "calibrate_lloyd_histogram", "grid_bins", "grid_histogram",
            "grid_poisson_sample"]
@@ -43,6 +39,18 @@ def grid_bins(norms: np.ndarray, radius: float, grid: int = DEFAULT_GRID) -> np.
     np.ceil(idx, out=idx)
     np.clip(idx, 0, int(grid), out=idx)
     return idx.astype(np.intp)
+
+
+@public_randomness("Poisson subsampling by thinning: the Geometric(q̄) gaps of the walk that "
+                   "visits rows (chooses rows, adds no noise term)")
+def _walk_gaps(qbar: float, size: int, gen: np.random.Generator) -> np.ndarray:
+    return gen.geometric(qbar, size)
+
+
+@public_randomness("Poisson subsampling by thinning: the uniforms that keep a visited row with "
+                   "probability q_i/q̄ (chooses rows, adds no noise term)")
+def _keep_uniforms(size: int, gen: np.random.Generator) -> np.ndarray:
+    return gen.random(size)
 
 
 def grid_poisson_sample(
@@ -73,12 +81,12 @@ def grid_poisson_sample(
     size = int(n * qbar + 8.0 * np.sqrt(n * qbar) + 16)
     walks, last = [], -1
     while last < n - 1:
-        walks.append(last + np.cumsum(gen.geometric(qbar, size)))
+        walks.append(last + np.cumsum(_walk_gaps(qbar, size, gen)))
         last = int(walks[-1][-1])
     pos = np.concatenate(walks) if len(walks) > 1 else walks[0]
     cand = pos[pos < n]
     q = table[bins[cand]]
-    keep = gen.random(cand.shape[0]) * qbar < q
+    keep = _keep_uniforms(cand.shape[0], gen) * qbar < q
     idx = cand[keep]
     return idx, 1.0 / q[keep]
 
@@ -127,8 +135,8 @@ def calibrate_lloyd_histogram(
     grid = r * np.arange(g + 1) / g
 
     def q_table(bs: float, z: np.ndarray = grid) -> np.ndarray:
-        slopes = lloyd_profile(z, beta_sum=bs, beta_count=kappa * bs, n_iter=t).slopes
-        return 1.0 / privacy_constrained_weights(slopes, eps)
+        return privacy_probabilities(z, beta_sum=bs, beta_count=kappa * bs, n_iter=t,
+                                     target_epsilon=eps)
 
     occupied = np.flatnonzero(counts)  # empty bins add nothing to the expected size
     z_occ, c_occ = grid[occupied], counts[occupied]

@@ -57,17 +57,25 @@ from __future__ import annotations
 
 import math
 import warnings
-from concurrent.futures import ThreadPoolExecutor
+from typing import ClassVar
 
 import numpy as np
-from scipy import sparse
 
-from dpcore.core.cancel import checkpoint
-from dpcore.core.kernels import assign_accumulate
+from dpcore.core.errors import ParameterError
 from dpcore.core.rng import RNGLike, as_generator
-from dpcore.core.threads import row_chunks, single_threaded_blas
-from dpcore.data.geometry import clip_to_ball, nearest_center, overflow_error, row_norms
-from dpcore.data.limits import check_params
+from dpcore.data.base import DPClusterer, dense_matrix
+from dpcore.data.geometry import nearest_center, row_norms
+from dpcore.data.params import (
+    BOUNDS,
+    EPSILON,
+    N_CLUSTERS,
+    N_ITER,
+    N_PUBLIC,
+    RADIUS,
+    SAMPLE_SIZE,
+    SHARE,
+    Param,
+)
 from dpcore.mechanisms.importance import (
     SAMPLERS,
     LloydCalibration,
@@ -87,7 +95,16 @@ from dpcore.mechanisms.importance.grid import (
     grid_histogram,
     grid_poisson_sample,
 )
+from dpcore.mechanisms.lloyd.algorithm import (  # re-exported: the functional core
+    BLOCK_ROWS,
+    cluster_sums,
+    dp_lloyd,
+    lloyd_statistics,
+    noisy_lloyd_update,
+    random_ball_centers,
+)
 from dpcore.mechanisms.lloyd.domain import (
+    SUM_NOISES,
     LloydDomain,
     auto_count_share,
     ball_domain,
@@ -96,9 +113,12 @@ from dpcore.mechanisms.lloyd.domain import (
     error_budget_n_iter,
 )
 from dpcore.privacy.guarantees import PrivacyLeakWarning, PureDP
-from dpcore.privacy.noise import add_l2_exponential, add_laplace
+from dpcore.privacy.noise import public_randomness
 
 __all__ = [
+    "INITS",
+    "SAMPLER",
+    "SUM_NOISE",
     "DPLloyd",
     "cluster_sums",
     "dp_lloyd",
@@ -109,245 +129,46 @@ __all__ = [
     "random_ball_centers",
     "su_noise_scales",
 ]
-
-# Rows per distance block: a block of X (≈ 4096 × d doubles) and its distances stay in cache;
-# measured ≈ 5× faster than one n × k product on Covertype (566k × 54, k = 25).
-_BLOCK_ROWS = 4096
 PRESETS = ("paper", "auto")
+INITS = ("random_ball", "sample")
 
 
-def cluster_sums(
-    X: np.ndarray, labels: np.ndarray, k: int, weights: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per-cluster Σ w x and Σ w for given labels: one sparse (k × n)·(n × d) product, no loop."""
-    n = X.shape[0]
-    w = np.ones(n) if weights is None else weights
-    counts = np.bincount(labels, weights=w, minlength=k).astype(float)
-    if n == 0:
-        return np.zeros((k, X.shape[1])), counts
-    onehot = sparse.csr_matrix((w, labels, np.arange(n + 1)), shape=(n, k))
-    sums = np.asarray(onehot.T @ X)
-    return sums, counts
+def _check_init(value, name: str):
+    """``init``: one of :data:`INITS` or an array (its (k, d) shape is checked in ``fit``)."""
+    if isinstance(value, str | bytes) and value not in INITS:
+        raise ParameterError(name, f"{name} must be 'random_ball', 'sample' or a (k, d) array, "
+                                   f"got {value!r}"[:300])
+    return value
 
 
-def lloyd_statistics(
-    X,
-    centers,
-    weights=None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Noise-free statistics of one Lloyd step: per-cluster weighted sums and counts.
-
-    Parameters
-    ----------
-    X : (n, d) array
-    centers : (k, d) array
-        Current centres; each point goes to its nearest one (squared Euclidean, Algorithm 2;
-        the first on ties).
-    weights : (n,) array, optional
-        Importance weights w_i (default 1).
-
-    Returns
-    -------
-    sums : (k, d) array, Σ_{i ∈ C_j} w_i x_i
-    counts : (k,) array, Σ_{i ∈ C_j} w_i
-
-    One compiled pass (:func:`dpcore.core.kernels.assign_accumulate`). Sums and counts of
-    disjoint partitions add up, so a distributed caller can map this over partitions, sum, and
-    call :func:`noisy_lloyd_update` once.
-    """
-    X = np.asarray(X, dtype=float)
-    C = np.asarray(centers, dtype=float)
-    if X.ndim != 2 or C.ndim != 2 or X.shape[1] != C.shape[1] or C.shape[0] == 0:
-        raise ValueError(f"X (n, d) and centers (k ≥ 1, d) must agree, got {X.shape}, {C.shape}")
-    if weights is not None:
-        weights = np.asarray(weights, dtype=float)
-        if weights.shape != (X.shape[0],):
-            raise ValueError(f"weights must have shape ({X.shape[0]},), got {weights.shape}")
-    sums, counts, finite = assign_accumulate(X, C, weights)
-    if not finite and np.isfinite(C).all() and np.isfinite(X).all():  # NaN rows: caller's
-        raise overflow_error("squared distances")
-    return sums, counts
+def _check_callable(value, name: str):
+    if not callable(value):
+        raise ParameterError(name, f"{name} must be None or a callable (rows -> labels), got "
+                                   f"{value!r}"[:300])
+    return value
 
 
-def noisy_lloyd_update(
-    sums,
-    counts,
-    centers,
-    *,
-    beta_sum: float,
-    beta_count: float,
-    radius: float,
-    rng: RNGLike = None,
-    min_count: float = 1.0,
-    sum_noise_weights: np.ndarray | None = None,
-    box: np.ndarray | None = None,
-) -> np.ndarray:
-    """One noisy centre update of weighted DP-Lloyd (Algorithm 2, inner loop).
-
-    Adds ξ_j ~ Laplace(0, β_count) to each count and ζ_j with density ∝ exp(−‖ζ‖₂/β_sum) to each
-    sum (:func:`dpcore.privacy.noise.sample_l2_exponential`), then sets c_j = noisy sum / noisy
-    count. Post-processing (privacy-neutral, see the module docstring): a cluster whose noisy count
-    is below ``min_count`` keeps its previous centre; every centre is clipped to the ball of radius
-    ``radius``.
-
-    This release is (ε_count + ε_sum)-DP per iteration with ε_count = 1/β_count and
-    ε_sum = r/β_sum for points of norm ≤ r (unit weights; weight w multiplies both, Prop. 13).
-
-    Parameters
-    ----------
-    sums : (k, d) array, counts : (k,) array
-        From :func:`lloyd_statistics`.
-    centers : (k, d) array
-        The previous centres (public: outputs of the previous iteration or the public init).
-    beta_sum, beta_count : float ≥ 0
-        Noise scales; 0 means no noise (the non-private ε = ∞ reference).
-    radius : float
-        r, the ball the data were clipped to.
-    rng : None, int or Generator
-    min_count : float
-        Threshold on the noisy count below which the previous centre is kept.
-    sum_noise_weights : (d,) array, optional
-        Per-coordinate Laplace sum noise of scale β_sum·u_i instead of the L2-exponential one
-        (a box domain, :mod:`dpcore.mechanisms.lloyd.domain`); ε_sum = Σ|x_i|/(β_sum u_i) per point.
-    box : (d,) array, optional
-        Half-ranges h: centres are clamped to [−h, h] (the box, in shifted coordinates)
-        instead of the ball.
-
-    Returns
-    -------
-    (k, d) array of new centres.
-    """
-    sums = np.asarray(sums, dtype=float)
-    counts = np.asarray(counts, dtype=float)
-    prev = np.asarray(centers, dtype=float)
-    k, d = sums.shape
-    if counts.shape != (k,) or prev.shape != (k, d):
-        raise ValueError(
-            f"sums (k, d), counts (k,) and centers (k, d) disagree: {sums.shape}, {counts.shape}, "
-            f"{prev.shape}"
-        )
-    if not (beta_sum >= 0 and beta_count >= 0):
-        raise ValueError(f"noise scales must be ≥ 0, got {beta_sum!r}, {beta_count!r}")
-    gen = as_generator(rng)
-    noisy_counts = add_laplace(counts, beta_count, sensitivity=1.0, rng=gen)
-    if sum_noise_weights is None:
-        noisy_sums = (add_l2_exponential(sums, beta_sum, sensitivity=radius, rng=gen)
-                      if beta_sum > 0 else sums)
-    else:
-        # Lap(β·u_i) per coordinate = u_i·(sums_i/u_i + Lap(β)): the ℓ1 sensitivity of sums/u is
-        # Σ h_i/u_i on the box (radius/max u on a ball), what the defended grid needs.
-        u = np.asarray(sum_noise_weights, dtype=float)
-        sens = float(np.sum(box / u)) if box is not None else radius / float(np.max(u))
-        noisy_sums = add_laplace(sums / u, beta_sum, sensitivity=sens, rng=gen) * u
-    keep = ~(noisy_counts >= min_count)
-    safe = np.where(keep, 1.0, noisy_counts)
-    new = np.where(keep[:, None], prev, noisy_sums / safe[:, None])
-    return clip_to_ball(new, radius) if box is None else np.clip(new, -box, box)
+#: Constraints shared with :class:`dpcore.estimators.dpkmeans.DPKMeans`.
+SUM_NOISE = Param("str", choices=SUM_NOISES,
+                  doc="box only: L2-exponential or per-coordinate Laplace sum noise, or the one "
+                      "with less noise")
+SAMPLER = Param("str", choices=SAMPLERS, special=(None,),
+                doc="importance sampler (None: every row)")
 
 
-def dp_lloyd(
-    X,
-    init_centers,
-    *,
-    n_iter: int,
-    beta_sum: float,
-    beta_count: float,
-    radius: float | None = None,
-    weights=None,
-    rng: RNGLike = None,
-    min_count: float = 1.0,
-    domain: LloydDomain | None = None,
-    first_assign=None,
-) -> list[np.ndarray]:
-    """Weighted DP-Lloyd (Algorithm 2): T noisy Lloyd steps from ``init_centers``.
-
-    ``X`` must already lie in the ball of radius ``radius`` (see :class:`DPLloyd`, which clips),
-    or in ``domain`` (:mod:`dpcore.mechanisms.lloyd.domain`; then ``radius`` is not needed). With a
-    box the noisy release is of the shifted sums Σ w (x − c) = Σ w x − c Σ w (no copy of X), and
-    the centres are clamped to the box.
-    ``first_assign`` (optional): a callable mapping a block of rows (m, d) to their cluster
-    labels (m,) in [0, k), used by the first iteration instead of the nearest initial centre.
-    It must be a fixed public function of each row alone (e.g. the nearest released max-cover
-    proxy centre after the public JL projection); the iteration's ε is then unchanged. A
-    cluster it leaves (noisily) empty keeps its initial centre, as in any iteration.
-
-    Returns
-    -------
-    list of T + 1 arrays (k, d): the initial centres and the centres after each iteration.
-    """
-    X = np.asarray(X, dtype=float)
-    gen = as_generator(rng)
-    if domain is None:
-        if radius is None:
-            raise ValueError("dp_lloyd needs radius (a ball) or domain")
-        domain = ball_domain(radius, X.shape[1])
-    shift = domain.center if np.any(domain.center != 0) else None
-    w = None if weights is None else np.asarray(weights, dtype=float)
-    centers = np.asarray(init_centers, dtype=float)
-    history = [centers]
-    # Row chunks processed by a thread each; BLAS limited to one thread per chunk (OpenBLAS's own
-    # threads on small blocks are slow, catastrophically so on a shared machine).
-    chunks = row_chunks(X.shape[0])
-    n_chunks = len(chunks)
-
-    def stats(c: np.ndarray, sl: slice, assign=None) -> tuple[np.ndarray, np.ndarray]:
-        rows, wts = X[sl], None if w is None else w[sl]
-        if assign is None:
-            return lloyd_statistics(rows, c, wts)
-        labels = np.asarray(assign(rows), dtype=np.int64)
-        if labels.shape != (rows.shape[0],) or (
-                labels.size and (labels.min() < 0 or labels.max() >= c.shape[0])):
-            raise ValueError(f"first_assign must return one label in [0, {c.shape[0]}) per row")
-        return cluster_sums(rows, labels, c.shape[0], wts)
-
-    # the calling thread takes the first chunk itself: one thread wake-up fewer per iteration
-    pool = ThreadPoolExecutor(n_chunks - 1) if n_chunks > 1 else None
-    try:
-        with single_threaded_blas():
-            for it in range(int(n_iter)):
-                checkpoint(it / int(n_iter), f"DP-Lloyd iteration {it + 1} of {int(n_iter)}")
-                assign = first_assign if it == 0 else None
-                if pool is None:
-                    sums, counts = stats(centers, chunks[0], assign)
-                else:
-                    rest = [pool.submit(stats, centers, sl, assign) for sl in chunks[1:]]
-                    parts = [stats(centers, chunks[0], assign)] + [f.result() for f in rest]
-                    sums = np.sum([p[0] for p in parts], axis=0)
-                    counts = np.sum([p[1] for p in parts], axis=0)
-                prev = centers
-                if shift is not None:  # release Σ w (x − c); Σ w x − c Σ w is the same number
-                    sums, prev = sums - counts[:, None] * shift, centers - shift
-                centers = noisy_lloyd_update(sums, counts, prev, beta_sum=beta_sum,
-                                             beta_count=beta_count, radius=domain.l2_radius,
-                                             rng=gen, min_count=min_count,
-                                             sum_noise_weights=domain.weights,
-                                             box=domain.half_ranges)
-                if shift is not None:
-                    centers = centers + shift
-                history.append(centers)
-    finally:
-        if pool is not None:
-            pool.shutdown()
-    return history
+@public_randomness("initial centres uniform in the middle half of the declared box: "
+                   "independent of the data")
+def _middle_of_box_centers(dom: LloydDomain, k: int, d: int, gen: np.random.Generator):
+    return dom.center + dom.half_ranges * gen.uniform(-0.5, 0.5, (k, d))
 
 
-def random_ball_centers(
-    n_clusters: int, dim: int, radius: float, *, rng: RNGLike = None, scale: float = 0.5
-) -> np.ndarray:
-    """Data-independent initial centres: uniform in the ball of radius ``scale · radius``.
-
-    Uses only the public r, so it costs no privacy. In high dimension almost all of a ball's
-    volume is near its surface, so the whole ball would start every centre at ‖c‖ ≈ r, far from
-    typical points; half the radius is a cheap, data-free compromise.
-    """
-    gen = as_generator(rng)
-    g = gen.standard_normal((int(n_clusters), int(dim)))
-    g /= np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-300)
-    rad = scale * float(radius) * gen.random((int(n_clusters), 1)) ** (1.0 / int(dim))
-    return g * rad
+@public_randomness("init='sample' picks k rows as starting centres; choosing rows adds no noise "
+                   "term (the release door refuses it: PrivacyLeakWarning)")
+def _row_choice(n: int, k: int, gen: np.random.Generator) -> np.ndarray:
+    return gen.choice(n, size=k, replace=False)
 
 
-class DPLloyd:
+class DPLloyd(DPClusterer):
     """ε-DP k-means by (optionally importance-sampled) weighted DP-Lloyd.
 
     Fay, Mair & Sjölund (2024): Algorithm 2 with Poisson importance sampling (Def. 5) by a uniform,
@@ -441,7 +262,34 @@ class DPLloyd:
     sample_indices_, sample_weights_, probabilities_ : arrays
         Only when sampled: the kept rows, their weights 1/q and every point's q
         (``probabilities_`` with ``q_grid`` only when ``diagnostics=True``: a whole-data array).
+    n_features_in_ : int
     """
+
+    #: Every parameter's constraint (:mod:`dpcore.data.params`): ``fit`` checks them, the release
+    #: door, the run configurations and the dashboard read them. ``n``, ``radius`` and ``bounds``
+    #: are the public inputs of the privacy proof.
+    _parameter_constraints: ClassVar[dict[str, Param]] = {
+        "n_clusters": N_CLUSTERS,
+        "epsilon": EPSILON,
+        "radius": RADIUS,
+        "bounds": BOUNDS,
+        "sum_noise": SUM_NOISE,
+        "n_iter": N_ITER.also("auto", None),
+        "n": N_PUBLIC,
+        "preset": Param("str", choices=PRESETS, doc="the paper's configuration or budget rules"),
+        "sampler": SAMPLER,
+        "sample_size": SAMPLE_SIZE,
+        "q_grid": Param("int", 2, 10**9, special=(None,),
+                        doc="sampler='privacy': number of norm bins (None: exact q)"),
+        "diagnostics": Param("bool", doc="compute individual_epsilon_ (a pass over all rows)"),
+        "lam": Param("float", 0.0, 1.0, doc="λ of the coreset mixture"),
+        "init": Param("str", choices=INITS, check=_check_init,
+                      doc="initial centres: 'random_ball', 'sample' or a (k, d) array"),
+        "min_count": Param("float", doc="noisy counts below this keep the previous centre"),
+        "count_share": SHARE.also("auto", None),
+        "init_assign": Param("object", special=(None,), check=_check_callable,
+                             doc="public first partition: rows -> labels"),
+    }
 
     def __init__(
         self,
@@ -487,43 +335,19 @@ class DPLloyd:
     # ---- validation -------------------------------------------------------------------------
 
     def _check_params(self) -> tuple[int, float]:
-        # dpcore.data.limits ranges (issue 14): ε and k always; radius / n_iter may be left to a
-        # box domain or the budget-aware preset
-        check_params(epsilon=self.epsilon, n_clusters=self.n_clusters, lam=self.lam,
-                     required=True)
-        check_params(n_iter=self.n_iter, radius=self.radius, sample_size=self.sample_size)
-        k = self.n_clusters
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"n_clusters must be an integer ≥ 1, got {k!r}")
-        eps = float(self.epsilon)
-        if math.isnan(eps) or eps <= 0:
-            raise ValueError(f"epsilon must be > 0 (inf for no noise), got {self.epsilon!r}")
-        if self.bounds is None:
-            r = float(self.radius) if self.radius is not None else math.nan
-            if not (math.isfinite(r) and r > 0):
-                raise ValueError(f"radius must be a finite number > 0 (or give bounds=), got "
-                                 f"{self.radius!r}")
-        if self.preset not in PRESETS:
-            raise ValueError(f"preset must be one of {PRESETS}, got {self.preset!r}")
-        t = self.n_iter
-        if t is not None and t != "auto" and (
-                isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 1):
-            raise ValueError(f"n_iter must be an integer ≥ 1 or 'auto', got {t!r}")
-        if self.sampler is not None and self.sampler not in SAMPLERS:
-            raise ValueError(f"sampler must be None or one of {SAMPLERS}, got {self.sampler!r}")
-        if not 0.0 <= float(self.lam) <= 1.0:
-            raise ValueError(f"lam must be in [0, 1], got {self.lam!r}")
-        g = self.q_grid
-        if g is not None and (isinstance(g, bool) or not isinstance(g, (int, np.integer))
-                              or g < 2):
-            raise ValueError(f"q_grid must be None or an integer ≥ 2, got {g!r}")
-        return int(k), eps
+        """``_parameter_constraints`` (one declaration for every consumer) and what depends on
+        two parameters: k and ε, checked."""
+        p = self._validate_params()
+        if self.bounds is None and self.radius is None:
+            raise ParameterError("radius", "radius must be a finite number > 0 (or give "
+                                           "bounds=), got None")
+        return p["n_clusters"], float(p["epsilon"])
 
     @staticmethod
     def _check_X(X) -> np.ndarray:
         # Zero rows are a data set like any other: the release is then noise around the public
         # start, never a refusal (a refusal only on ∅ would tell ∅ from one row without noise).
-        X = np.asarray(X, dtype=float)
+        X = dense_matrix(X)
         if X.ndim != 2 or X.shape[1] == 0:
             raise ValueError(f"X must be a 2-D array (n, d) with d ≥ 1, got shape {X.shape}")
         return X
@@ -602,7 +426,7 @@ class DPLloyd:
         d = S.shape[1]
         if isinstance(init, str) and init == "random_ball":
             if dom.is_box:  # uniform in the middle half of the box: public, like the ball's r/2
-                return dom.center + dom.half_ranges * gen.uniform(-0.5, 0.5, (k, d))
+                return _middle_of_box_centers(dom, k, d, gen)
             return random_ball_centers(k, d, dom.l2_radius, rng=gen)
         if isinstance(init, str) and init == "sample":
             warnings.warn("init='sample' starts from k data points, which the DP analysis "
@@ -610,7 +434,7 @@ class DPLloyd:
             if S.shape[0] < k:
                 raise ValueError(f"init='sample' needs at least n_clusters={k} (sampled) points, "
                                  f"got {S.shape[0]}; use init='random_ball'")
-            return S[gen.choice(S.shape[0], size=k, replace=False)].copy()
+            return S[_row_choice(S.shape[0], k, gen)].copy()
         if isinstance(init, str):
             raise ValueError(
                 f"init must be 'random_ball', 'sample' or a (k, d) array, got {init!r}"
@@ -732,15 +556,6 @@ class DPLloyd:
 
     def predict(self, X) -> np.ndarray:
         """Index of the nearest learned centre for each row of X."""
-        if not hasattr(self, "cluster_centers_"):
-            raise ValueError("this DPLloyd is not fitted yet; call fit(X) first")
-        X = self._check_X(X)
-        self._squared_norms(X)  # finiteness
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, the model was fitted with "
-                             f"{self.n_features_in_}")
-        return nearest_center(X, self.cluster_centers_, block_rows=_BLOCK_ROWS)[0]
-
-    def fit_predict(self, X, y=None) -> np.ndarray:
-        """``fit(X)`` then ``predict(X)``."""
-        return self.fit(X).predict(X)
+        X = self._check_predict_X(X)
+        self._squared_norms(X)  # overflowing rows
+        return nearest_center(X, self.cluster_centers_, block_rows=BLOCK_ROWS)[0]

@@ -8,23 +8,29 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpcore.core.errors import ParameterError
 from dpcore.core.rng import RNGLike, as_generator
+from dpcore.data import limits
 from dpcore.data.geometry import clip_to_ball, row_norms
-from dpcore.data.limits import check_params
+from dpcore.data.params import DELTA_POSITIVE, RADIUS_REQUIRED, Param, declare, validate_params
 from dpcore.mechanisms.lloyd.estimator import cluster_sums
 from dpcore.mechanisms.maxcover.accounting import NOISY_AVG_MAX_EPSILON, _check_privacy
-from dpcore.privacy.guarantees import ApproxDP
-from dpcore.privacy.noise import add_gaussian, add_laplace
+from dpcore.privacy.guarantees import ApproxDP, privacy_alias
+from dpcore.privacy.noise import add_gaussian, add_laplace, public_randomness
 
 
 @dataclass(frozen=True)
 class NoisyAverage:
-    """Output of :func:`noisy_average`: the private mean and the guarantee it cost."""
+    """Output of :func:`noisy_average`: the private mean ``center`` and the guarantee it cost,
+    ``privacy_`` (``privacy`` is its deprecated name)."""
 
     center: np.ndarray
-    privacy: ApproxDP
+    privacy_: ApproxDP
+
+    privacy = privacy_alias("privacy")
 
 
+@public_randomness("stand-in centres uniform in the public ball: independent of the data")
 def _uniform_in_ball(size: int, dim: int, radius: float, gen: np.random.Generator) -> np.ndarray:
     """Uniform points of the ball B_radius(0) ⊂ R^dim (Gaussian direction × radius·U^{1/dim})."""
     z = gen.standard_normal((size, dim))
@@ -99,6 +105,20 @@ def _noisy_averages_from_statistics(
     return centers
 
 
+def _check_noisy_avg_epsilon(value, name: str) -> float:
+    eps = limits.check_epsilon(value, name)
+    if eps > NOISY_AVG_MAX_EPSILON + 1e-12:
+        raise ParameterError(name, f"NoisyAVG is only proven (ε, δ)-DP for ε ≤ 1/3 (Theorem 2.6), "
+                                   f"got {name}={value!r}")
+    return eps
+
+
+@declare(
+    radius=RADIUS_REQUIRED,
+    epsilon=Param("float", limits.MIN_EPSILON, NOISY_AVG_MAX_EPSILON,
+                  check=_check_noisy_avg_epsilon, doc="privacy loss ε (NoisyAVG: ≤ 1/3)"),
+    delta=DELTA_POSITIVE,
+)
 def noisy_average(
     X: np.ndarray,
     *,
@@ -126,9 +146,10 @@ def noisy_average(
     Returns
     -------
     NoisyAverage
-        ``center`` (d,) and ``privacy`` = ApproxDP(ε, δ).
+        ``center`` (d,) and ``privacy_`` = ApproxDP(ε, δ).
     """
-    check_params(epsilon=epsilon, delta=delta, radius=radius, required=True)
+    validate_params(noisy_average._parameter_constraints,
+                    {"radius": radius, "epsilon": epsilon, "delta": delta})
     X = np.asarray(X, dtype=float)
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D array (m points × d), got shape {X.shape}")
@@ -143,7 +164,7 @@ def noisy_average(
         delta=delta,
         rng=rng,
     )[0]
-    return NoisyAverage(center=center, privacy=ApproxDP(float(epsilon), float(delta)))
+    return NoisyAverage(center=center, privacy_=ApproxDP(float(epsilon), float(delta)))
 
 
 def _check_radius(radius: float) -> float:

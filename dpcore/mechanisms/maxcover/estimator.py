@@ -6,23 +6,29 @@ import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from dpcore.core.cancel import checkpoint, substep
 from dpcore.core.rng import RNGLike, as_generator
+from dpcore.data.base import DPClusterer, dense_matrix
 from dpcore.data.geometry import clip_to_ball, nearest_center
-from dpcore.data.limits import check_approx_range, check_params
+from dpcore.data.limits import check_approx_range
+from dpcore.data.params import (
+    DELTA_POSITIVE,
+    EPSILON_FINITE,
+    N_CLUSTERS,
+    N_PUBLIC_INT,
+    PROJ_DIM,
+    RADIUS_REQUIRED,
+    SHARE,
+    Param,
+)
 from dpcore.mechanisms.lloyd.estimator import cluster_sums, lloyd_statistics
 from dpcore.mechanisms.lloyd.staged import SEEDING_PROGRESS, fit_lloyd_stage
-from dpcore.mechanisms.maxcover.accounting import (
-    _check_approx,
-    _check_privacy,
-    split_budget,
-    split_seeding_budget,
-)
+from dpcore.mechanisms.maxcover.accounting import split_budget, split_seeding_budget
 from dpcore.mechanisms.maxcover.averaging import (
-    _check_radius,
     _clip_with_warning,
     _noisy_averages_from_statistics,
     _uniform_in_ball,
@@ -31,7 +37,7 @@ from dpcore.mechanisms.maxcover.averaging import (
 from dpcore.mechanisms.maxcover.cover import SAMPLERS, ball_volume, private_grid_set_cover
 from dpcore.mechanisms.maxcover.grid import jl_matrix, level_schedule, project_to_unit_ball
 from dpcore.privacy.guarantees import ApproxDP, PrivacyLeakWarning
-from dpcore.privacy.noise import add_laplace
+from dpcore.privacy.noise import add_laplace, postprocessing_seed
 
 #: ``grid_stride="auto"`` keeps a cover ball at ≤ this many lattice points (≈ its volume).
 AUTO_BALL_POINTS = 12.0
@@ -137,7 +143,7 @@ def _weighted_kmeans(
         return np.vstack([Cp, pad])
     best, best_cost = None, np.inf
     for _ in range(n_init):
-        S, _ = kmeans_plusplus(Cp, k, sample_weight=wp, random_state=int(gen.integers(2**31 - 1)))
+        S, _ = kmeans_plusplus(Cp, k, sample_weight=wp, random_state=postprocessing_seed(gen))
         for _ in range(300):
             sums, mass = cluster_sums(Cp, nearest_center(Cp, S)[0], k, wp)
             new = np.where(mass[:, None] > 0, sums / np.maximum(mass, 1e-300)[:, None], S)
@@ -184,7 +190,7 @@ class ProxyPartition:
         return nearest_center(clip_to_ball(Y, 1.0), self.centers)[0]
 
 
-class MaxCoverKMeans:
+class MaxCoverKMeans(DPClusterer):
     """DP k-means by exponential-mechanism max cover on grids (Algorithms 2 and 3).
 
     Parameters
@@ -275,7 +281,32 @@ class MaxCoverKMeans:
     grid_stride_ : int, the stride used (``grid_stride`` resolved)
     stats_ : dict of work counters and each level's sampler mode (data-dependent diagnostics,
         not a DP release: do not publish them)
+    n_features_in_ : int
     """
+
+    #: Every parameter's constraint (:mod:`dpcore.data.params`), read by ``fit`` and by every
+    #: other consumer; ``n_public`` and ``radius`` are the proof's public inputs.
+    _parameter_constraints: ClassVar[dict[str, Param]] = {
+        "n_clusters": N_CLUSTERS,
+        "epsilon": EPSILON_FINITE,
+        "delta": DELTA_POSITIVE,
+        "radius": RADIUS_REQUIRED,
+        "approx": Param("float", 0.01, 0.99, check=lambda v, name: check_approx_range(v, name),
+                        doc="approximation constant ε of Algorithm 2 (not the privacy ε)"),
+        "budget_split": Param("mapping", special=(None,), doc="shares of ε per step"),
+        "proj_dim": PROJ_DIM,
+        "n_public": N_PUBLIC_INT,
+        "final_lloyd": Param("bool", doc="one NoisyAVG Lloyd round after Algorithm 2 (paper)"),
+        "sampler": Param("str", choices=SAMPLERS, doc="exponential-mechanism implementation"),
+        "grid_stride": Param("int", 1, 10**6, special=("auto", "paper"),
+                             doc="candidate sub-lattice stride"),
+        "lloyd_rounds": Param("int", 0, 1000, special=(None,),
+                              doc="NoisyAVG Lloyd rounds after Algorithm 2 (paper)"),
+        "em_bound": Param("str", choices=("exact", "paper"), doc="Lemma 6.2's charge"),
+        "prune_proxy": Param("bool", doc="drop candidates with small noisy counts"),
+        "preset": Param("str", choices=PRESETS, doc="what runs after Algorithm 2"),
+        "seed_share": SHARE.also(None),
+    }
 
     def __init__(
         self,
@@ -319,18 +350,14 @@ class MaxCoverKMeans:
     # -- validation ---------------------------------------------------------------------------
     def _validate(self, X) -> tuple[np.ndarray, int]:
         """Check public inputs; refusals depend on public inputs only (declared n, k, ε, ...)."""
-        X = np.asarray(X, dtype=float)
+        p = self._validate_params()  # one declaration (_parameter_constraints) for every reader
+        k, n_pub = p["n_clusters"], p["n_public"]
+        X = dense_matrix(X)
         if X.ndim != 2 or X.shape[1] == 0:
             raise ValueError(f"X must be a 2-D array (n points × d), got shape {X.shape}")
         if not np.isfinite(X.sum()) and not np.all(np.isfinite(X)):  # no n×d temporary
             raise ValueError("X contains NaN or infinite values")
-        k = self.n_clusters
-        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-            raise ValueError(f"n_clusters must be a positive integer, got {k!r}")
-        if self.n_public is not None:
-            n_pub = self.n_public
-            if isinstance(n_pub, bool) or int(n_pub) != n_pub or n_pub < 1:
-                raise ValueError(f"n_public must be a positive integer, got {n_pub!r}")
+        if n_pub is not None:
             # public: compares two public inputs. The data's own size is never compared with k
             # (a refusal flipping between neighbours would be an ε = ∞ event); with fewer rows
             # than k the fit still returns k centres (the missing ones are NoisyAVG fallbacks).
@@ -338,31 +365,17 @@ class MaxCoverKMeans:
                 raise ValueError(f"n_clusters={k} exceeds the declared n_public={n_pub}")
         elif X.shape[0] == 0:
             raise ValueError("X is empty and n_public is not given (nothing to set n from)")
-        if _check_approx(self.approx) > 0.5:
+        if p["approx"] > 0.5:
             warnings.warn(
                 f"approx={self.approx} > 0.5: the paper's utility analysis assumes ε ≤ 0.5 "
                 "(its constants need 1 − ε − ε² > 0); privacy is unaffected",
                 UserWarning,
                 stacklevel=4,
             )
-        _check_privacy(self.epsilon, self.delta)
-        radius = _check_radius(self.radius)
-        if self.sampler not in SAMPLERS:
-            raise ValueError(f"sampler must be one of {SAMPLERS}, got {self.sampler!r}")
-        _resolve_stride(self.grid_stride, float(self.approx))
-        if self.proj_dim is not None and (int(self.proj_dim) != self.proj_dim or self.proj_dim < 1):
-            raise ValueError(f"proj_dim must be a positive integer or None, got {self.proj_dim!r}")
-        r = self.lloyd_rounds
-        if r is not None and (isinstance(r, bool) or int(r) != r or r < 0):
-            raise ValueError(f"lloyd_rounds must be a non-negative integer or None, got {r!r}")
-        if self.em_bound not in ("exact", "paper"):
-            raise ValueError(f"em_bound must be 'exact' or 'paper', got {self.em_bound!r}")
-        self._preset()  # refuses an unknown preset; DPKMeans checks seed_share
-        return _clip_with_warning(X, radius), int(k)
+        self._preset()  # DPKMeans checks seed_share
+        return _clip_with_warning(X, p["radius"]), int(k)
 
     def _preset(self) -> str:
-        if self.preset not in PRESETS:
-            raise ValueError(f"preset must be one of {PRESETS}, got {self.preset!r}")
         if self.preset != "auto":
             return self.preset
         paper = self.final_lloyd or self.lloyd_rounds is not None
@@ -375,9 +388,6 @@ class MaxCoverKMeans:
 
     def _start(self, X) -> tuple[np.ndarray, int, int, np.random.Generator]:
         """Validated (clipped) X, k, the public n and the generator (shared by both fits)."""
-        check_params(n_clusters=self.n_clusters, epsilon=self.epsilon, delta=self.delta,
-                     radius=self.radius, required=True)  # dpcore.data.limits ranges (issue 14)
-        check_approx_range(self.approx)
         X, k = self._validate(X)
         gen = as_generator(self.rng)
         n = X.shape[0]
@@ -545,15 +555,7 @@ class MaxCoverKMeans:
 
     def predict(self, X) -> np.ndarray:
         """Index of the nearest released centre for each row."""
-        if not hasattr(self, "cluster_centers_"):
-            raise ValueError("this MaxCoverKMeans is not fitted yet; call fit(X) first")
-        X = np.asarray(X, dtype=float)
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X must have shape (n, {self.n_features_in_}), got {X.shape}")
-        return nearest_center(X, self.cluster_centers_)[0]
-
-    def fit_predict(self, X, y=None) -> np.ndarray:
-        return self.fit(X).predict(X)
+        return nearest_center(self._check_predict_X(X), self.cluster_centers_)[0]
 
 
 def seed_share_of(seed_share: float | None, default: float = DEFAULT_SEED_SHARE) -> float:

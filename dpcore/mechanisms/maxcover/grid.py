@@ -10,8 +10,10 @@ import numpy as np
 from dpcore.core.rng import RNGLike, as_generator
 from dpcore.data.geometry import clip_to_ball
 from dpcore.mechanisms.maxcover.accounting import _check_approx
+from dpcore.privacy.noise import public_randomness
 
 
+@public_randomness("Johnson–Lindenstrauss matrix: independent of the data")
 def jl_matrix(d: int, d_prime: int, rng: RNGLike = None) -> np.ndarray:
     """Dense Gaussian Johnson–Lindenstrauss matrix, shape (d', d), entries N(0, 1/d').
 

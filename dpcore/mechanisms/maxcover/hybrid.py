@@ -35,7 +35,15 @@ from scipy import special
 
 from dpcore.mechanisms.maxcover.ballpoints import ball_lattice_points, keys_fit
 from dpcore.mechanisms.maxcover.grid import _within
-from dpcore.mechanisms.maxcover.sampling import _categorical, _hash_rows, _log_expm1
+from dpcore.mechanisms.maxcover.sampling import (
+    _categorical,
+    _hash_rows,
+    _log_expm1,
+    accept,
+    coin,
+    cube_proposal,
+    uniform_grid_point,
+)
 
 #: Sparse mode when the expected number of O(n) envelope evaluations per level is below this
 #: (one evaluation costs ~1/500 of building the level's incidences).
@@ -204,9 +212,8 @@ class _HybridCover:
                 self.mode == "empty"
                 or _categorical(np.array([self.log_n_grid, self.log_U]), gen) == 0
             ):
-                return gen.integers(-self.M, self.M + 1, size=self.d)
-            p = int(gen.integers(self.idx.size))
-            b = self.F[p] + gen.integers(-self.w, self.w + 1, size=self.d)
+                return uniform_grid_point(self.M, self.d, gen)
+            b = cube_proposal(self.F, self.idx.size, self.w, self.d, gen)
             if np.any(np.abs(b) > self.M):
                 continue
             n_cube = int(np.count_nonzero(np.all(np.abs(self.F - b) <= self.w, axis=1)))
@@ -214,7 +221,7 @@ class _HybridCover:
             self.n_evaluations += 1
             self.work += self.idx.size
             log_u = self.log_h + math.log(n_cube)
-            if c > 0 and math.log(gen.random()) < float(_log_expm1(self.a * c)) - log_u:
+            if c > 0 and accept(float(_log_expm1(self.a * c)) - log_u, gen):
                 return b
         raise RuntimeError(  # P(reaching this) < (U/(|G|+U))^max_proposals: never in practice
             f"grid sampler exceeded max_proposals={max_proposals}"
@@ -230,6 +237,6 @@ class _HybridCover:
             self._law = (pos, logits, p_samp)
         pos, logits, p_samp = self._law
         if pos.size:
-            if gen.random() < p_samp:  # P' ∝ e(c_g) on populated grid points
+            if coin(p_samp, gen):  # P' ∝ e(c_g) on populated grid points
                 return self._decode(int(pos[_categorical(logits, gen)]))
-        return gen.integers(-self.M, self.M + 1, size=self.d)
+        return uniform_grid_point(self.M, self.d, gen)

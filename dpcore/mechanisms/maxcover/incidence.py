@@ -8,7 +8,7 @@ import numpy as np
 from scipy import sparse, special
 
 from dpcore.mechanisms.maxcover.grid import _within
-from dpcore.mechanisms.maxcover.sampling import _categorical
+from dpcore.mechanisms.maxcover.sampling import _categorical, coin, uniform_grid_point
 
 
 class _IncidenceCover:
@@ -66,7 +66,7 @@ class _IncidenceCover:
             logits = a * c + np.log1p(-np.exp(-a * c))  # log(exp(a c) − 1)
             log_s = float(special.logsumexp(logits))
             p_samp = math.exp(log_s - np.logaddexp(log_s, log_n_grid))  # 1 − |G|/totalCover
-        if gen.random() < p_samp:  # P' ∝ exp(a c_g) − 1 on populated cells
+        if coin(p_samp, gen):  # P' ∝ exp(a c_g) − 1 on populated cells
             return self.decode(int(np.flatnonzero(pos)[_categorical(logits, gen)]))
         # uniform over all of G_i (may hit a populated cell; line 31 then removes its cover)
-        return gen.integers(-self.M, self.M + 1, size=self.d)
+        return uniform_grid_point(self.M, self.d, gen)

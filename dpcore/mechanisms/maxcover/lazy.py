@@ -9,7 +9,15 @@ from scipy import special
 from scipy.spatial import cKDTree
 
 from dpcore.mechanisms.maxcover.grid import _within
-from dpcore.mechanisms.maxcover.sampling import _categorical, _hash_rows, _log_expm1
+from dpcore.mechanisms.maxcover.sampling import (
+    _categorical,
+    _hash_rows,
+    _log_expm1,
+    accept,
+    box_point,
+    cube_proposal,
+    uniform_grid_point,
+)
 
 
 def _max_run(rows: np.ndarray) -> int:
@@ -197,8 +205,7 @@ class _LazyCover:
         """Draw g from the node; return (g, log u(g)) or (None, None) off the grid."""
         kind = node[0]
         if kind == "global":
-            p = gen.integers(self.idx.size)
-            b = self.F[p] + gen.integers(-self.w, self.w + 1, size=self.d)
+            b = cube_proposal(self.F, self.idx.size, self.w, self.d, gen)
             if np.any(np.abs(b) > self.M):
                 return None, None
             if self._ftree is None:
@@ -209,7 +216,7 @@ class _LazyCover:
             return b, math.log(int(cnt)) + self._h(self.c_max)
         if kind == "box":
             _, lo, hi, B = node
-            return lo + gen.integers(0, hi - lo + 1), float(_log_expm1(self.a * B))
+            return box_point(lo, hi, gen), float(_log_expm1(self.a * B))
         _, G, logw = node
         q = _categorical(logw, gen)
         return G[q], float(logw[q])
@@ -236,14 +243,14 @@ class _LazyCover:
             logits = np.concatenate([[log_n_grid], self._lm[: len(self.nodes)]])
             j = _categorical(logits, gen)
             if j == 0:  # uniform branch: mass |G| (weight 1 per grid point)
-                return gen.integers(-self.M, self.M + 1, size=self.d)
+                return uniform_grid_point(self.M, self.d, gen)
             node = self.nodes[j - 1]
             b, log_u = self._propose(node, gen)
             if b is not None:
                 c = self.cover_of(b).size
                 self.n_evaluations += 1
                 self.work += c + 1
-                if c > 0 and math.log(gen.random()) < float(_log_expm1(self.a * c)) - log_u:
+                if c > 0 and accept(float(_log_expm1(self.a * c)) - log_u, gen):
                     return b
             # rejected: tighten the envelope where it was loose (with fresh trees)
             self._drop(j - 1)

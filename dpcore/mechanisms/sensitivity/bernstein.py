@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from dpcore.core.rng import RNGLike
+from dpcore.mechanisms.sensitivity.validation import _check_count
 
 __all__ = [
     "BernsteinRelease",
@@ -110,9 +111,6 @@ def bernstein_mechanism(
     (in the C order of :func:`bernstein_lattice`): ε-DP when their L∞ sensitivity is at most
     ``Δ``. ``h`` (iterated-Bernstein order) only changes the post-processing.
     """
-    from dpcore.mechanisms.sensitivity.sampler import (
-        _check_count,  # shared validation (lazy: no import cycle)
-    )
     from dpcore.privacy.noise import add_laplace
 
     lattice_k = _check_count(lattice_k, "lattice_k")

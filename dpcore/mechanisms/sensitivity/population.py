@@ -26,6 +26,7 @@ import numpy as np
 
 from dpcore.core.rng import RNGLike, as_generator
 from dpcore.privacy.audit import clopper_pearson
+from dpcore.privacy.noise import public_randomness
 
 __all__ = ["POPULATIONS", "RDP_PROMISE", "DeliveredGamma", "delivered_gamma",
            "population_sampler"]
@@ -67,6 +68,7 @@ def population_sampler(
         raise ValueError(f"bounds must be [lo, hi] with lo < hi, got {[lo, hi]!r}")
     width = hi - lo
 
+    @public_randomness("records of a public synthetic population (the sampler's oracle)")
     def draw(size: int, gen: np.random.Generator) -> np.ndarray:
         if kind == "uniform":
             x = gen.uniform(lo, hi, size=(size, d))

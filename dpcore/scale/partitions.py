@@ -1,0 +1,183 @@
+"""Reading partitioned data for the Dask path: partitions, centring and clipping, seeds.
+
+:func:`_partitions` turns Parquet / CSV paths, Dask collections or in-memory arrays into one
+Dask delayed object per row partition (with the file each came from, for error messages);
+:func:`_centred`, :func:`_matrix` and :func:`_stats_part` read one partition on a worker
+(centred on the declared centre, checked for non-finite values, clipped to the radius);
+:func:`partition_seeds` gives every partition its own reproducible random stream. Used by
+:mod:`dpcore.scale.sampling` and :mod:`dpcore.scale.lloyd`; overview in
+:mod:`dpcore.scale.dask_kmeans`.
+"""
+
+from __future__ import annotations
+
+import glob
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpcore.core.rng import RNGLike
+from dpcore.data.geometry import clip_to_ball, row_norms
+from dpcore.data.limits import MAX_ABS_VALUE
+from dpcore.privacy.guarantees import PrivacyLeakWarning
+from dpcore.scale.errors import PartitionError
+from dpcore.scale.errors import Parts as _Parts
+from dpcore.scale.errors import files_of as _files_of
+
+__all__ = ["Progress", "partition_seeds"]
+
+Progress = Callable[[str], None] | None
+
+
+# --------------------------------------------------------------------------------------------
+# Partitions
+# --------------------------------------------------------------------------------------------
+
+
+def _numeric(dtype: Any) -> bool:
+    import pandas as pd
+
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
+def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> tuple[list, int]:
+    """The data as a list of Dask delayed objects, one per row partition, and its width d.
+
+    ``data`` is a Parquet file / directory / glob or a CSV file / glob (str or Path, or a list
+    of them), a Dask DataFrame, a 2-D Dask Array, or an in-memory array or pandas DataFrame
+    (split into blocks of 100 000 rows).
+    """
+    import dask.array as da
+    import dask.dataframe as dd
+
+    paths = [data] if isinstance(data, str | Path) else data
+    origins = None
+    if isinstance(paths, list | tuple) and paths and all(isinstance(p, str | Path) for p in paths):
+        source = [str(p) for p in paths]
+        for path in source:
+            if not (glob.glob(path) if any(c in path for c in "*?[") else Path(path).exists()):
+                raise ValueError(f"cannot read {path!r}: no such file, directory or matching "
+                                 "files")
+        source = source[0] if len(source) == 1 else source
+        first = source if isinstance(source, str) else source[0]
+        try:
+            # all columns first (lazy: only the schema is read), so that a missing column is
+            # named with the ones the files have, not reported as an unreadable file
+            if first.endswith((".csv", ".csv.gz")):  # gzip cannot be split: one partition/file
+                data = dd.read_csv(source, blocksize=None if first.endswith(".gz") else "64MB")
+            else:
+                data = dd.read_parquet(source)
+        except Exception as exc:  # pyarrow / fsspec raise many types; all mean "not readable"
+            raise ValueError(f"cannot read {source!r} as Parquet or CSV "
+                             f"({type(exc).__name__}: {exc})") from None
+        files = _files_of(source)
+        if len(files) == data.npartitions:  # one partition per file: name the file in errors
+            origins = files
+        if columns:
+            missing = [c for c in columns if c not in data.columns]
+            if missing:
+                raise ValueError(f"column(s) {missing} not found in {source!r}; its columns are "
+                                 f"{[str(c) for c in data.columns][:50]}")
+    if isinstance(data, np.ndarray):
+        data = da.from_array(np.asarray(data, dtype=np.float64), chunks=(100_000, -1))
+    if type(data).__module__.startswith("pandas") and hasattr(data, "columns"):
+        data = dd.from_pandas(data, chunksize=100_000)
+    if isinstance(data, dd.DataFrame):
+        if columns:
+            missing = [c for c in columns if c not in data.columns]
+            if missing:
+                raise ValueError(f"unknown column(s) {missing}; the data has {list(data.columns)}")
+            data = data[list(columns)]
+        else:
+            names = [c for c, t in data.dtypes.items() if _numeric(t)]
+            if not names:
+                raise ValueError("the data has no numeric column")
+            data = data[names]
+        parts = _Parts(data.to_delayed())
+        parts.origins = origins
+        return parts, len(data.columns)
+    if isinstance(data, da.Array):
+        if data.ndim != 2:
+            raise ValueError(f"a Dask array must be 2-D (rows, features), got shape {data.shape}")
+        if columns:
+            bad = [c for c in columns if not isinstance(c, int) or not -data.shape[1] <= c
+                   < data.shape[1]]
+            if bad:
+                raise ValueError(f"columns {bad} are not positions of the array's "
+                                 f"{data.shape[1]} columns")
+            data = data[:, list(columns)]
+        return _Parts(data.rechunk({1: -1}).to_delayed()[:, 0]), int(data.shape[1])
+    raise TypeError("data must be Parquet/CSV paths, a Dask DataFrame or Array, a numpy array "
+                    f"or a pandas DataFrame; got {type(data).__name__}")
+
+
+def _centred(part: Any, index: int, center: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """One partition as float64 rows centred on the declared centre, and its squared norms.
+
+    Non-finite values are refused; the check runs on the squared norms (NaN and ±inf propagate
+    into them), so no (n, d) temporary is needed on the fast path.
+    """
+    names = [str(c) for c in part.columns] if hasattr(part, "columns") else None
+    try:
+        M = part.to_numpy(dtype=np.float64) if hasattr(part, "to_numpy") else np.asarray(
+            part, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PartitionError("a chosen column holds non-numeric values; choose numeric "
+                             "columns", index) from None
+    if M.ndim != 2:
+        raise PartitionError(f"not 2-D (shape {M.shape})", index)
+    if center is not None:
+        M = M - center
+    # |x| ≤ 1e100 (dpcore.data.limits) keeps every squared norm finite; NaN fails the test too
+    ok = np.abs(M) <= MAX_ABS_VALUE
+    if not ok.all():
+        j = int(np.flatnonzero(~ok.all(axis=0))[0])
+        col = f"column {names[j]!r}" if names else f"column {j + 1}"
+        bad = int((~ok[:, j]).sum())
+        raise PartitionError(f"{col} has {bad} missing, NaN, infinite or out-of-range "
+                             "(|value| > 1e100 after centring) value(s); drop, fill or rescale "
+                             "them first", index)
+    return M, row_norms(M, squared=True)
+
+
+def _matrix(part: Any, index: int, radius: float, center: np.ndarray | None) -> np.ndarray:
+    """One partition centred on the declared centre and clipped to the radius."""
+    return clip_to_ball(_centred(part, index, center)[0], radius)
+
+
+def _stats_part(part: Any, index: int, radius: float, center: np.ndarray | None):
+    """Pass 1: rows, columns and Σ ‖clip(x)‖² = Σ min(‖x‖², r²) of one partition."""
+    M, sq = _centred(part, index, center)
+    return M.shape[0], M.shape[1], float(np.minimum(sq, radius * radius).sum())
+
+
+def partition_seeds(rng: RNGLike, npartitions: int) -> tuple[np.random.SeedSequence, list]:
+    """Root SeedSequence and one independent child per partition (``root.spawn(npartitions)``).
+
+    An int seed gives the same streams on every run and every cluster layout with the same
+    partitioning; a Generator contributes fresh entropy drawn from it.
+    """
+    if isinstance(rng, np.random.SeedSequence):
+        root = rng
+    elif isinstance(rng, np.random.Generator):
+        root = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
+    else:
+        root = np.random.SeedSequence(None if rng is None else int(rng))
+    return root, root.spawn(int(npartitions))
+
+
+def _say(progress: Progress, message: str) -> None:
+    if progress is not None:
+        progress(message)
+
+
+def _leak(message: str) -> None:
+    warnings.warn(message, PrivacyLeakWarning, stacklevel=3)
+
+
+def _check_columns(dims: set[int]) -> None:
+    if len(dims) > 1:
+        raise ValueError(f"partitions have different numbers of columns: {sorted(dims)}")

@@ -406,9 +406,9 @@ def test_dask_errors_name_the_file_and_column(tmp_path):
         df.to_parquet(folder / f"p{i}.parquet")
     with dask.config.set(scheduler="synchronous"):
         with pytest.raises(ValueError, match=r"file '.*p2\.parquet': column 'b' has 1 missing"):
-            scale.dp_lloyd(str(folder), 2, epsilon=1.0, radius=5.0, rng=0)
+            scale.dp_lloyd_on_partitions(str(folder), 2, epsilon=1.0, radius=5.0, rng=0)
         with pytest.raises(ValueError) as info:
-            scale.dp_lloyd(str(folder), 2, epsilon=1.0, radius=5.0, columns=["a", "zz"], rng=0)
+            scale.dp_lloyd_on_partitions(str(folder), 2, epsilon=1.0, radius=5.0, columns=["a", "zz"], rng=0)
     assert "column(s) ['zz'] not found" in str(info.value) and "'a', 'b'" in str(info.value)
     assert "restart" not in str(info.value)
 
@@ -440,7 +440,7 @@ def test_dask_dp_lloyd_stops_at_the_next_iteration_when_cancelled():
     X = np.random.default_rng(0).normal(size=(2000, 2))
     with dask.config.set(scheduler="synchronous"), controlled(ctl):
         with pytest.raises(Cancelled):
-            scale.dp_lloyd(X, 2, epsilon=1.0, radius=5.0, n_iter=50, rng=0)
+            scale.dp_lloyd_on_partitions(X, 2, epsilon=1.0, radius=5.0, n_iter=50, rng=0)
     assert seen == ["DP-Lloyd iteration 1 of 50"]  # stopped at the second checkpoint
 
 

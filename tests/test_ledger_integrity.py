@@ -262,6 +262,7 @@ def test_curator_refuses_random_dp_unless_enabled(tmp_path, table):
         open_door(data, schema, "2,1e-6", tmp_path / "other", dataset="x", allow_random_dp=True)
     door = open_door(data, schema, None, tmp_path / "ledger", dataset="survey",
                      allow_random_dp=True)
+    assert door.ledger.accountant == "filter"  # a curator deployment refuses by the filter
     door.release("dplloyd", {"n_clusters": 2, "epsilon": 0.3})
     dp_before = door.ledger.accounts()
     rel = door.release(*SENSITIVITY)

@@ -12,7 +12,10 @@ its extension), not to the file's bytes: the same people's data re-encoded, re-o
 rows appended or described anew keeps its budget. A new description is recorded in the ledger
 (:meth:`~dpcore.privacy.ledger.LastingLedger.describe`). Random-DP releases (the sensitivity
 sampler) are refused unless the curator enables them (``--random-dp``, which needs a budget with
-γ): random DP bounds nothing in the worst case.
+γ): random DP bounds nothing in the worst case. A new deployment's ledger refuses by the Rényi
+filter alone (``accountant="filter"``, :class:`~dpcore.privacy.guarantees.PrivacyLedger`): its
+analysts choose each release after seeing the previous ones, and that filter is the total that
+stays valid then.
 """
 
 from __future__ import annotations
@@ -67,13 +70,15 @@ def _check(data: str | None, schema: str | None, budget: str | None) -> None:
 
 def open_door(data: str | Path, schema: str | Path, budget: Guarantee | str | None,
               ledger_dir: str | Path | None = None, *, table=None, dataset: str | None = None,
-              allow_random_dp: bool = False, analyst_token: str | None = None):
+              allow_random_dp: bool = False, analyst_token: str | None = None,
+              accountant: str = "filter"):
     """The :class:`~dpcore.release.door.ReleaseDoor` of a private file over its lasting ledger.
 
     ``budget`` may be None when the data set already has a ledger (its stored budget is used).
     ``dataset`` names the data set (default: :func:`dataset_name` of the file); the ledger
     records the description and any change of it. ``allow_random_dp``: accept random-DP
     releases (needs a budget with γ). ``analyst_token``: spend as that named analyst.
+    ``accountant``: how a *new* data set's DP account refuses (fixed with its budget).
     """
     from dpcore.release.door import ReleaseDoor
     from dpcore.release.runconfig import read_table
@@ -87,7 +92,7 @@ def open_door(data: str | Path, schema: str | Path, budget: Guarantee | str | No
     name = dataset_name(data, dataset)
     ledger = LastingLedger(named_key(name), budget, directory=ledger_dir, name=name,
                            description=desc, analyst_token=analyst_token,
-                           accept_description=True)
+                           accept_description=True, accountant=accountant)
     if allow_random_dp and not isinstance(ledger.budget, RandomDP):
         raise ValueError(f"--random-dp needs a budget with γ (--budget EPS,DELTA,GAMMA); data "
                          f"set '{name}' has {ledger.budget}")

@@ -408,7 +408,8 @@ def test_dask_errors_name_the_file_and_column(tmp_path):
         with pytest.raises(ValueError, match=r"file '.*p2\.parquet': column 'b' has 1 missing"):
             scale.dp_lloyd_on_partitions(str(folder), 2, epsilon=1.0, radius=5.0, rng=0)
         with pytest.raises(ValueError) as info:
-            scale.dp_lloyd_on_partitions(str(folder), 2, epsilon=1.0, radius=5.0, columns=["a", "zz"], rng=0)
+            scale.dp_lloyd_on_partitions(str(folder), 2, epsilon=1.0, radius=5.0,
+                                         columns=["a", "zz"], rng=0)
     assert "column(s) ['zz'] not found" in str(info.value) and "'a', 'b'" in str(info.value)
     assert "restart" not in str(info.value)
 

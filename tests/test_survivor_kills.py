@@ -170,6 +170,41 @@ def test_compose_zcdp_with_approx_names_the_conversion():
         compose(ZCDP(1), ApproxDP(1, 1e-6))
 
 
+def test_every_field_is_normalised_and_messages_start_with_the_name():
+    """Second run's survivors: ``__post_init__`` 15/24/25/30/38/39/44 (δ and γ written under another
+    name, or the name in the message altered), ``zcdp_to_epsilon`` 2/8/9 and ``_check_nonneg``
+    1/13..19 (the message says whether ∞ is allowed: ε and ρ may be ∞, δ and γ may not)."""
+    for g in (ApproxDP(1, np.float32(1e-6)), ZCDP(0.1, np.float32(1e-6)),
+              RandomDP(1, np.float32(1e-6), np.float32(0.01))):
+        assert all(type(v) is float for k, v in g.as_dict().items() if k != "type"), g
+    assert ApproxDP(1, "1e-6") == ApproxDP(1, 1e-6)
+    assert RandomDP(1, "1e-6", "0.01") == RandomDP(1, 1e-6, 0.01)
+    cases = [(lambda: PureDP(-1), "epsilon must be a non-negative number, got -1"),
+             (lambda: ApproxDP(-1, 0), "epsilon must be a non-negative number"),
+             (lambda: RandomDP(-1, 0, 0), "epsilon must be a non-negative number"),
+             (lambda: ZCDP(-1), "rho must be a non-negative number"),
+             (lambda: zcdp_to_epsilon(-1, 1e-6), "rho must be a non-negative number"),
+             (lambda: ApproxDP(1, -0.1), "delta must be a finite non-negative number, got -0.1"),
+             (lambda: ApproxDP(1, math.inf), "delta must be a finite non-negative number"),
+             (lambda: ZCDP(1, -0.1), "delta must be a finite non-negative number"),
+             (lambda: RandomDP(1, -0.1, 0), "delta must be a finite non-negative number"),
+             (lambda: RandomDP(1, 0, math.inf), "gamma must be a finite non-negative number"),
+             (lambda: RandomDP(1, 0, 1.5), r"gamma must be in \[0, 1\), got 1.5")]
+    for make, message in cases:
+        with pytest.raises(ValueError, match=r"^" + message):
+            make()
+
+
+def test_mixing_zcdp_messages_say_what_to_do():
+    """``compose`` 11/12/14/15 and ``ZCDP.to_approx_dp`` 10/11: the refusals name the conversion."""
+    with pytest.raises(TypeError, match=r"^cannot compose zCDP with \(ε, δ\)-DP or random DP "
+                       r"without choosing a δ': convert the zCDP terms with "
+                       r"\.to_approx_dp\(delta_conv\) first$"):
+        compose(ZCDP(1), RandomDP(1, 0, 0.1))
+    with pytest.raises(ValueError, match=r"^converting zCDP to \(ε, δ\)-DP needs delta_conv"):
+        ZCDP(0.5).to_approx_dp()
+
+
 # === dpcore/privacy/noise.py ===================================================================
 
 from dpcore.privacy import noise  # noqa: E402
@@ -436,3 +471,496 @@ def test_l2_sampler_accepts_zero_rows():
     assert noise.sample_l2_exponential(1.0, 3, 0, rng=0).shape == (0, 3)
     with pytest.raises(ValueError, match="dim"):
         noise.sample_l2_exponential(1.0, 3, -1, rng=0)
+
+
+def test_negative_sigma_is_refused_inside_the_defence_and_per_block():
+    """``add_gaussian__mutmut_17`` (``isfinite(σ) | σ ≥ 0``): outside the defence a negative scalar
+    σ is caught again by the bare sampler, but inside it ``not any(σ > 0)`` returned the value
+    with no noise at all, and a negative σ block passed silently."""
+    with noise.defended_noise(ZCDP(1.0)):
+        with pytest.raises(ValueError, match=r"^sigma must be finite and ≥ 0"):
+            noise.add_gaussian(np.zeros(3), -1.0, sensitivity=1.0, rng=0)
+        with pytest.raises(ValueError, match=r"^sigma must be finite and ≥ 0"):
+            noise.add_gaussian(np.zeros((2, 2)), np.array([[1.0], [-1.0]]), sensitivity=1.0,
+                               rng=0)
+    with pytest.raises(ValueError, match=r"^sigma must be finite and ≥ 0"):
+        noise.add_gaussian(np.zeros((2, 2)), np.array([[1.0], [-1.0]]), sensitivity=1.0, rng=0)
+
+
+# === dpcore/privacy/discrete_noise.py ==========================================================
+
+from dpcore.privacy import discrete_noise  # noqa: E402
+
+
+def test_discrete_samplers_refuse_zero_scale_and_return_int64():
+    """``discrete_laplace__mutmut_3/5/8``, ``discrete_gaussian__mutmut_3/5``,
+    ``bernoulli_exp__mutmut_3/5``: scale and σ² must be > 0, the draws are int64 (exact), and
+    Bernoulli(exp(−0)) is always 1."""
+    src = discrete_noise.integer_source(0)
+    with pytest.raises(ValueError, match=r"^scale must be > 0"):
+        discrete_noise.discrete_laplace(0, 3, src)
+    with pytest.raises(ValueError, match=r"^sigma2 must be > 0"):
+        discrete_noise.discrete_gaussian(0, 3, src)
+    with pytest.raises(ValueError, match=r"^gamma must be ≥ 0"):
+        discrete_noise.bernoulli_exp(-1, src)
+    assert all(discrete_noise.bernoulli_exp(0, src) for _ in range(50))
+    assert discrete_noise.discrete_laplace(2, 5, src).dtype == np.int64
+    assert discrete_noise.discrete_gaussian(2, 5, src).dtype == np.int64
+
+
+# === dpcore/privacy/ledger.py ==================================================================
+
+from dpcore.privacy import ledger as lasting  # noqa: E402
+from dpcore.privacy.ledger import LastingLedger, dataset_key, list_ledgers, parse_budget  # noqa: E402
+from dpcore.release.schema import PublicDescription  # noqa: E402
+
+GOLDEN_TABLE = pd.DataFrame({"a": [0.5, 1.5, -2.0], "b": [1.0, 2.0, 3.0]})
+GOLDEN_DESC = PublicDescription(["a", "b"], lower=[-3, 0], upper=[3, 4], n=3)
+
+
+def test_dataset_key_is_stable_across_versions(tmp_path):
+    """``dataset_key`` mutants 3..58: the key is where a data set's spent budget is found. A
+    changed key (another digest size, the index hashed, a file read in 0-byte blocks, the
+    description's JSON sorted differently...) silently gives every data set a fresh budget, so
+    the key of a fixed table is pinned here. If this fails after a deliberate change, existing
+    ledgers need a migration."""
+    f = tmp_path / "t.csv"
+    f.write_text("a,b\n0.5,1.0\n1.5,2.0\n-2.0,3.0\n")
+    assert dataset_key(GOLDEN_TABLE, GOLDEN_DESC) == "8e194d2ece616eed66c356bec52020d4"
+    assert dataset_key(str(f), GOLDEN_DESC) == "4eaa84a9efdf667890b6e76e4d0ffb5f"
+    assert dataset_key(f, GOLDEN_DESC) == "4eaa84a9efdf667890b6e76e4d0ffb5f"
+    assert dataset_key(GOLDEN_TABLE.to_numpy(), {"n": 3, "a": [1, 2]}) == \
+        "16b1f9e9c6c92de4ec44b71aebcba47a"
+    assert dataset_key(GOLDEN_TABLE.to_numpy(), {"a": [1, 2], "n": 3}) == \
+        "16b1f9e9c6c92de4ec44b71aebcba47a"
+    shuffled = GOLDEN_TABLE.set_axis([5, 6, 7])
+    assert dataset_key(shuffled, GOLDEN_DESC) == dataset_key(GOLDEN_TABLE, GOLDEN_DESC)
+    renamed = GOLDEN_TABLE.rename(columns={"b": "c"})
+    assert dataset_key(renamed, GOLDEN_DESC) != dataset_key(GOLDEN_TABLE, GOLDEN_DESC)
+
+
+def test_entries_come_back_with_their_mechanism_params_and_time(tmp_path):
+    """``_entry`` 4/5/7/8/11/12/15/16, ``spend_many`` 23/32/33/36/37/48/50 and
+    ``spend_and_store`` 20/34/38: what is read back is what was spent (the mechanism in its own
+    column, the other params as JSON, numpy values via str), entries without a mechanism have
+    none, and the time is a float from the spend."""
+    import sqlite3
+    import time
+
+    t0 = time.time()
+    led = LastingLedger("k", PureDP(2.0), directory=tmp_path)
+    led.spend("fit", PureDP(0.25), mechanism="dplloyd", epsilon=0.25, k=np.int64(3))
+    led.spend("plain", PureDP(0.25))
+    led.spend_and_store("estimate of n", PureDP(0.5), "n", lambda: 7,
+                        mechanism="private_row_count", epsilon=0.5)
+    a, b, c = LastingLedger("k", directory=tmp_path).entries
+    assert (a.label, a.params) == ("fit", {"mechanism": "dplloyd", "epsilon": 0.25, "k": "3"})
+    assert (b.label, b.params) == ("plain", {})
+    assert (c.label, c.params) == ("estimate of n", {"mechanism": "private_row_count",
+                                                    "epsilon": 0.5})
+    assert all(isinstance(e.timestamp, float) and t0 - 1 <= e.timestamp <= time.time() + 1
+               for e in (a, b, c))
+    con = sqlite3.connect(tmp_path / "ledger.sqlite3")
+    rows = con.execute("SELECT label, mechanism, params FROM entries ORDER BY id").fetchall()
+    con.close()
+    assert rows == [("fit", "dplloyd", '{"epsilon": 0.25, "k": "3"}'), ("plain", None, "{}"),
+                    ("estimate of n", "private_row_count", '{"epsilon": 0.5}')]
+
+
+def test_lasting_ledger_refusals_and_messages(tmp_path):
+    """``spend_many`` 5/6/9/26 (seed and rng refused; one part keeps the session ledger's message,
+    several get the all-or-nothing one) and ``__init__`` 19/20/21/55/6 (no budget yet; a budget
+    changed before any entry is stored; the default directory)."""
+    led = LastingLedger("k", PureDP(1.0), directory=tmp_path)
+    for bad in ("seed", "rng"):
+        with pytest.raises(ValueError, match=r"^a ledger entry must not hold the release's seed"):
+            led.spend("x", PureDP(0.1), **{bad: 1})
+    with pytest.raises(BudgetExceededError, match=r"^refused 'big'"):
+        led.spend("big", PureDP(2.0))
+    with pytest.raises(BudgetExceededError, match=r"^refused all 2 parts"):
+        led.spend_many([("p", PureDP(0.6), {}), ("q", PureDP(0.6), {})])
+    with pytest.raises(ValueError, match=r"^this data set has no ledger yet"):
+        LastingLedger("other", directory=tmp_path)
+    LastingLedger("fresh", PureDP(1.0), directory=tmp_path)
+    LastingLedger("fresh", PureDP(3.0), directory=tmp_path)  # no entries yet: a new budget
+    assert LastingLedger("fresh", directory=tmp_path).budget == PureDP(3.0)
+    default = LastingLedger("d", PureDP(1.0))  # $DPCORE_LEDGER_DIR (the autouse fixture)
+    assert default.directory == lasting.default_ledger_dir() and len(default) == 0
+
+
+def test_default_ledger_dir_and_nested_directories(tmp_path, monkeypatch):
+    """``default_ledger_dir`` ('no tests'), ``_connect__mutmut_1/3/5`` (parents created)."""
+    monkeypatch.setenv("DPCORE_LEDGER_DIR", str(tmp_path / "env"))
+    assert lasting.default_ledger_dir() == tmp_path / "env"
+    monkeypatch.delenv("DPCORE_LEDGER_DIR")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert lasting.default_ledger_dir() == tmp_path / "xdg" / "dpcore" / "ledger"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert lasting.default_ledger_dir() == tmp_path / "home" / ".local" / "share" / "dpcore" \
+        / "ledger"
+    deep = tmp_path / "a" / "b" / "c"
+    LastingLedger("k", PureDP(1.0), directory=deep).spend("x", PureDP(0.5))
+    assert len(LastingLedger("k", directory=deep)) == 1
+
+
+def test_lasting_ledger_reads_like_the_session_ledger(tmp_path):
+    """The reading API ('no tests' mutants): total, remaining, can_spend, to_frame, to_json
+    (``to_json__mutmut_1/2``: indentation 2 by default, passed through)."""
+    led = LastingLedger("k", ApproxDP(2.0, 1e-6), directory=tmp_path)
+    led.spend("a", PureDP(0.5), mechanism="m")
+    ref = PrivacyLedger(ApproxDP(2.0, 1e-6))
+    ref.spend("a", PureDP(0.5))
+    assert led.total() == ref.total() and led.remaining() == ref.remaining()
+    assert led.can_spend(PureDP(1.5)) and not led.can_spend(PureDP(1.6))
+    assert list(led.to_frame()["label"]) == ["a"]
+    assert led.to_json().startswith('{\n  "budget"')
+    assert "\n" not in led.to_json(indent=None)
+    assert led.released_value("n") is None
+
+
+def test_list_ledgers_shows_every_data_set(tmp_path, monkeypatch):
+    """``list_ledgers`` 3/12/13/28/33 and ``__init__`` 1 (the default name is empty)."""
+    assert list_ledgers(tmp_path / "none") == []
+    a = LastingLedger("ka", PureDP(1.0), directory=tmp_path, name="a.csv")
+    a.spend("x", PureDP(0.25))
+    LastingLedger("kb", ApproxDP(1.0, 1e-6), directory=tmp_path)
+    rows = list_ledgers(tmp_path)
+    assert [r["key"] for r in rows] == ["ka", "kb"] and [r["name"] for r in rows] == ["a.csv", ""]
+    assert rows[0] == {"key": "ka", "name": "a.csv", "budget": str(PureDP(1.0)), "entries": 1,
+                       "total": str(PureDP(0.25)), "remaining": str(PureDP(0.75))}
+    monkeypatch.setenv("DPCORE_LEDGER_DIR", str(tmp_path))
+    assert [r["key"] for r in list_ledgers()] == ["ka", "kb"]
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "inf", "nan", "1,2,3,4", "1,1e-6,inf", "a", ""])
+def test_parse_budget_refuses(text):
+    """``parse_budget`` 7/8/13/18/20."""
+    with pytest.raises(ValueError, match=r"^--budget must be EPS\[,DELTA\[,GAMMA\]\]"):
+        parse_budget(text)
+
+
+def test_parse_budget_kinds():
+    assert parse_budget("2") == PureDP(2.0)
+    assert parse_budget("2,1e-6") == ApproxDP(2.0, 1e-6)
+    assert parse_budget("2,1e-6,0.05") == RandomDP(2.0, 1e-6, 0.05)
+
+
+# === dpcore/release/door.py ====================================================================
+
+import dpcore.release.door as door_mod  # noqa: E402
+from dpcore.release.door import ReleaseDoor, ReleaseRefused  # noqa: E402
+from dpcore.release.runconfig import MECHANISMS, Mechanism, register  # noqa: E402
+
+DOOR_DESC = PublicDescription(["a", "b"], lower=[-1, -1], upper=[1, 1], n=300)
+SLACK = (1.0 + noise.DEFAULT_ETA) ** 2
+
+
+def _door_table(n: int = 300) -> pd.DataFrame:
+    return pd.DataFrame(np.random.default_rng(0).uniform(-1, 1, (n, 2)), columns=["a", "b"])
+
+
+@pytest.fixture
+def toy():
+    """A mechanism whose output and guarantee the test chooses (``epsilon`` as the rows' law)."""
+    state = {"output": None, "eps_per_row": None}
+
+    def target(X, *, epsilon: float, radius: float, n_public: float | None = None,
+               bounds=None, rng=None):  # signature only
+        raise NotImplementedError
+
+    def run(X, rng, *, epsilon, radius, n_public=None, bounds=None):
+        eps = epsilon if state["eps_per_row"] is None else state["eps_per_row"] * X.shape[0]
+        out = state["output"] if state["output"] is not None else {"value": X.mean(axis=0)}
+        return out, PureDP(eps)
+
+    register(Mechanism("toy_kill", target, run, "test only"), replace=True)
+    yield state
+    MECHANISMS.pop("toy_kill", None)
+
+
+@pytest.mark.parametrize("bad", ["rng", "seed", "random_state"])
+def test_door_refuses_every_way_of_passing_a_seed(bad):
+    """``_plan__mutmut_14..19``: a release's randomness comes from the OS only."""
+    door = ReleaseDoor(_door_table(), DOOR_DESC, PrivacyLedger(PureDP(5.0)))
+    with pytest.raises(ReleaseRefused, match=rf"^params\.{bad}: a release draws its randomness "
+                                             r"from the operating system; a seed cannot be given"):
+        door.release("dplloyd", {"n_clusters": 2, "epsilon": 0.5, bad: 1})
+    assert len(door.ledger) == 0
+
+
+def test_door_plans_a_row_dependent_guarantee_at_the_public_n(toy):
+    """``_dry_guarantee`` 25..33 (tables above the 2000-row proxy): a guarantee that changes with
+    the number of rows is planned at the public n, so the release is charged what it delivers
+    (a plan at 2000 rows would make every such release ⊥)."""
+    toy["eps_per_row"] = 1e-4
+    door = ReleaseDoor(_door_table(5000), PublicDescription(["a", "b"], lower=[-1, -1],
+                                                            upper=[1, 1], n=5000),
+                       PrivacyLedger(PureDP(5.0)))
+    rel = door.release("toy_kill", {"epsilon": 0.1})
+    assert not rel.failed and rel.guarantee.epsilon == pytest.approx(0.5 * SLACK)
+    toy["eps_per_row"] = None  # a row-independent guarantee above 2000 rows
+    rel = door.release("toy_kill", {"epsilon": 0.1})
+    assert not rel.failed and rel.guarantee.epsilon == pytest.approx(0.1 * SLACK)
+
+
+def test_door_output_is_float_arrays_and_none_stays_none(toy):
+    """``_compute__mutmut_19/23/25``."""
+    toy["output"] = {"ints": [1, 2], "none": None}
+    rel = ReleaseDoor(_door_table(), DOOR_DESC, PrivacyLedger(PureDP(5.0))).release(
+        "toy_kill", {"epsilon": 0.1})
+    assert rel.output["none"] is None
+    assert rel.output["ints"].dtype == np.float64 and rel.output["ints"].tolist() == [1.0, 2.0]
+
+
+def test_door_keeps_the_analysts_public_parameters_and_labels(toy, tmp_path):
+    """``_plan__mutmut_43..45/55..57`` (an explicit n_public or bounds overwritten by the declared
+    ones), ``release_many__mutmut_52`` (the label), ``release_many__mutmut_36/37/42/43`` (a
+    lasting ledger is charged in one spend_many transaction)."""
+    led = LastingLedger("k", PureDP(5.0), directory=tmp_path)
+    calls = []
+    real = LastingLedger.spend_many
+
+    def spy(self, parts):
+        calls.append(len(parts))
+        return real(self, parts)
+
+    door = ReleaseDoor(_door_table(), DOOR_DESC, led)
+    try:
+        LastingLedger.spend_many = spy
+        rels = door.release_many([("toy_kill", {"epsilon": 0.1, "n_public": 1234,
+                                                "bounds": [[-2, -2], [2, 2]]}),
+                                  ("toy_kill", {"epsilon": 0.1})], labels=["mine", None])
+    finally:
+        LastingLedger.spend_many = real
+    assert calls == [2] and [r.label for r in rels] == ["mine", "toy_kill"]
+    p0, p1 = (e.params for e in led.entries)
+    assert p0["n_public"] == 1234 and p0["bounds"] == [[-2, -2], [2, 2]]
+    assert p1["n_public"] == 300 and p0["mechanism"] == "toy_kill"
+
+
+def test_door_refusal_messages_are_public_and_say_why(toy):
+    """``_plan`` 6/10/11/12/13/26..30/34..37/73/74, ``_dry_guarantee`` 20/22, ``_spend_all`` 11:
+    the refusals before any charge carry their public reason."""
+    door = ReleaseDoor(_door_table(), DOOR_DESC, PrivacyLedger(PureDP(1.0)))
+    with pytest.raises(ReleaseRefused, match=r"^unknown mechanism 'nope'"):
+        door.release("nope", {})
+    with pytest.raises(ReleaseRefused, match=r"^params"):
+        door.release("toy_kill", {"epsilon": object()})
+    with pytest.raises(ReleaseRefused, match=r"^toy_kill cannot run with these parameters: "):
+        door.release("toy_kill", {"epsilon": 0.1, "unknown_param": 1})
+    with pytest.raises(BudgetExceededError, match=r"^refused: the release needs more than the "):
+        door.release_many([("toy_kill", {"epsilon": 0.6})] * 2)
+    no_radius = ReleaseDoor(_door_table(), PublicDescription(["a", "b"], n=300),
+                            PrivacyLedger(PureDP(1.0)))
+    with pytest.raises(ReleaseRefused, match=r"^the public description declares no radius \(or "
+                                             r"bounds\); a release needs one$"):
+        no_radius.release("dplloyd", {"n_clusters": 2, "epsilon": 0.5})
+    no_n = ReleaseDoor(_door_table(), PublicDescription(["a", "b"], lower=[-1, -1], upper=[1, 1]),
+                       PrivacyLedger(PureDP(1.0)))
+    with pytest.raises(ReleaseRefused, match=r"^n is neither declared nor estimated: estimate "
+                                             r"it privately first \(it is charged to the "
+                                             r"ledger\)$"):
+        no_n.release("dplloyd", {"n_clusters": 2, "epsilon": 0.5})
+
+
+@pytest.mark.parametrize("kind", ["session", "lasting"])
+def test_estimate_of_n_is_recorded_under_its_label_and_params(kind, tmp_path):
+    """``estimate_n`` 4/6/10/20..25/39/47/48/49/52/56/57/58: ε must be finite and > 0; the entry
+    is 'estimate of n' with the mechanism and ε."""
+    led = PrivacyLedger(PureDP(2.0)) if kind == "session" else LastingLedger(
+        "k", PureDP(2.0), directory=tmp_path)
+    door = ReleaseDoor(_door_table(), PublicDescription(["a", "b"], lower=[-1, -1], upper=[1, 1]),
+                       led)
+    for bad in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ReleaseRefused, match=r"^epsilon for estimating n must be a finite "
+                                                 r"number > 0, got "):
+            door.estimate_n(bad)
+    door.estimate_n(0.5)
+    (e,) = led.entries
+    assert e.label == "estimate of n"
+    assert e.params == {"mechanism": "private_row_count", "epsilon": 0.5}
+
+
+def test_door_proxy_is_the_documented_public_construction():
+    """``proxy`` 1/10/13/14/15/16/24: seed 0, the declared radius, clamped to the declared box and
+    the ball."""
+    from dpcore.app.ui_state import synthetic_proxy
+    from dpcore.data.geometry import clip_to_ball
+
+    desc = PublicDescription(["a", "b"], lower=[-1, -0.1], upper=[1, 0.1], n=300)
+    door = ReleaseDoor(_door_table(), desc, PrivacyLedger(PureDP(1.0)))
+    X = door.proxy(500)
+    lo, hi = desc.box()
+    assert np.all(X >= lo - 1e-12) and np.all(X <= hi + 1e-12)
+    assert np.any(X[:, 1] == hi[1]) and np.any(X[:, 1] == lo[1])  # the box did clamp
+    expect = clip_to_ball(np.clip(synthetic_proxy(500, 2, float(desc.radius), rng=0), lo, hi),
+                          float(desc.radius))
+    np.testing.assert_array_equal(X, expect)
+    np.testing.assert_array_equal(door.proxy(500), X)
+    assert door.proxy().shape == (door_mod.PROXY_ROWS, 2)
+
+
+def test_door_to_table_units_adds_the_declared_centre():
+    """``to_table_units`` ('no tests')."""
+    desc = PublicDescription(["a", "b"], lower=[0, 10], upper=[2, 30], n=300)
+    door = ReleaseDoor(_door_table(), desc, PrivacyLedger(PureDP(1.0)))
+    np.testing.assert_array_equal(door.to_table_units([[0.5, -1.0]]), [[1.5, 19.0]])
+    assert door.to_table_units([0.0, 0.0]).shape == (1, 2)
+
+
+# === dpcore/mechanisms/importance/calibration.py ===============================================
+
+from dpcore.mechanisms.importance import calibration as cal  # noqa: E402
+from dpcore.mechanisms.importance.sampling import (  # noqa: E402
+    coreset_max_sample_size,
+    lloyd_profile,
+    privacy_constrained_weights,
+)
+
+
+def test_noise_constant_round_trips_through_the_su_scales():
+    """``_noise_constant__mutmut_1..14``, ``su_noise_scales`` ('no tests'),
+    ``calibrate_lloyd__mutmut_30/41/46/65/238``: the paper's B of a calibration gives back its
+    β_sum (and β_count = κ β_sum with κ = (4dρ²)^{1/3}); sampler and m are reported."""
+    for sampler, kw in ((None, {}), ("uniform", {"sample_size": 500}),
+                        ("coreset", {"sample_size": 500, "mean_sq_norm": 3.0})):
+        c = cal.calibrate_lloyd(sampler, epsilon=2.0, n=5000, dim=7, radius=3.0, n_iter=4, **kw)
+        bs, bc = cal.su_noise_scales(c.noise_constant, dim=7, radius=3.0, n_iter=4)
+        assert bs == pytest.approx(c.beta_sum, rel=1e-12)
+        assert bc == pytest.approx(c.beta_count, rel=1e-12)
+        assert bc / bs == pytest.approx((4 * 7 * 0.225**2) ** (1 / 3), rel=1e-12)
+        assert c.sampler == sampler and c.sample_size == kw.get("sample_size", 5000)
+    b1 = cal.su_noise_scales(2.0, dim=7, radius=3.0, n_iter=4)[0]
+    assert b1 == pytest.approx(math.sqrt(4 * 3.0 / 2.0) * (7 / 0.45) ** (1 / 3), rel=1e-12)
+    with pytest.raises(ValueError, match="noise_constant"):
+        cal.su_noise_scales(0.0, dim=7, radius=3.0, n_iter=4)
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0, -0.1, 1.5])
+def test_count_share_must_be_strictly_inside_zero_one(share):
+    """``_split_kappa__mutmut_10/11``."""
+    with pytest.raises(ValueError, match=r"^count_share must be in \(0, 1\)"):
+        cal.calibrate_lloyd(None, epsilon=1.0, n=100, dim=2, radius=1.0, count_share=share)
+
+
+def test_calibrations_name_their_bad_parameters():
+    """``calibrate_lloyd`` 4/11/75/177/179, ``dp_lloyd_noise_scales`` 2/9, ``sampled_lloyd_epsilon``
+    19/28/31/49/52/53/54/67/69: each refusal says what is missing."""
+    common = dict(n=100, dim=2, radius=1.0)
+    with pytest.raises(ValueError, match=r"^epsilon"):
+        cal.calibrate_lloyd(None, epsilon=0.0, **common)
+    with pytest.raises(ValueError, match=r"^radius"):
+        cal.calibrate_lloyd(None, epsilon=1.0, n=100, dim=2, radius=0.0)
+    with pytest.raises(ValueError, match=r"^epsilon"):
+        cal.dp_lloyd_noise_scales(0.0, 1.0, 3, 2)
+    with pytest.raises(ValueError, match=r"^radius"):
+        cal.dp_lloyd_noise_scales(1.0, -1.0, 3, 2)
+    with pytest.raises(ValueError, match=r"^sampler='privacy' needs the data norms"):
+        cal.calibrate_lloyd("privacy", epsilon=1.0, **common)
+    with pytest.raises(ValueError, match=r"^sampler must be None or one of"):
+        cal.calibrate_lloyd("nope", epsilon=1.0, sample_size=10, **common)
+    with pytest.raises(ValueError, match=r"^sampler='coreset' needs mean_sq_norm \(x̃"):
+        cal.calibrate_lloyd("coreset", epsilon=1.0, sample_size=10, **common)
+    s = dict(beta_sum=10.0, beta_count=10.0, n_iter=2, radius=1.0)
+    with pytest.raises(ValueError, match=r"^sampler='privacy' needs target_epsilon"):
+        cal.sampled_lloyd_epsilon(sampler="privacy", **s)
+    for kw in ({"n": None, "sample_size": 10}, {"n": 100, "sample_size": None}):
+        with pytest.raises(ValueError, match=r"^sampler='uniform' needs n and sample_size"):
+            cal.sampled_lloyd_epsilon(sampler="uniform", **kw, **s)
+    for x in (None, 0.0, -1.0):
+        with pytest.raises(ValueError, match=r"^sampler='coreset' needs mean_sq_norm > 0"):
+            cal.sampled_lloyd_epsilon(sampler="coreset", n=100, sample_size=10, mean_sq_norm=x,
+                                      **s)
+    with pytest.raises(ValueError, match=r"^lam = 0 makes the coreset ε unbounded"):
+        cal.sampled_lloyd_epsilon(sampler="coreset", n=100, sample_size=10, mean_sq_norm=0.5,
+                                  lam=0.0, **s)
+    # a mean squared norm below 1 is fine (data in a small ball)
+    eps = cal.sampled_lloyd_epsilon(sampler="coreset", n=1000, sample_size=10, mean_sq_norm=0.5,
+                                    **s)
+    assert 0 < eps < math.inf
+
+
+def test_privacy_sampler_is_exact_at_its_target():
+    """``sampled_lloyd_epsilon__mutmut_22/23/24/27``: noise scales that meet ε* exactly (slope at
+    r = ε*) are accepted and the guarantee is ε* itself; 1 % less noise is refused."""
+    bs, bc = cal.dp_lloyd_noise_scales(3.0, 2.0, 5, 4)
+    kw = dict(n_iter=5, radius=2.0, target_epsilon=3.0)
+    assert cal.sampled_lloyd_epsilon(sampler="privacy", beta_sum=bs, beta_count=bc, **kw) == 3.0
+    with pytest.raises(ValueError, match="Assumption 8"):
+        cal.sampled_lloyd_epsilon(sampler="privacy", beta_sum=bs / 1.01, beta_count=bc / 1.01,
+                                  **kw)
+
+
+def _brute_coreset_eps(bs, bc, t, r, n, m, x, lam=0.5):
+    z = np.linspace(0.0, r, 200_001)
+    q = lam * m / n + (1 - lam) * m / (n * x) * z * z
+    return float(np.max(np.log1p((np.expm1((t / bc + t / bs * z) / q)) * q)))
+
+
+@pytest.mark.parametrize("radius", [0.5, 3.0])
+def test_coreset_epsilon_is_the_maximum_over_the_whole_ball(radius):
+    """``sampled_lloyd_epsilon__mutmut_107/108`` (the grid started at 1 or had 50 points, which for
+    a ball of radius < 1 reads ψ outside it): ψ's maximum over [0, r], against a 200 001-point
+    brute force."""
+    kw = dict(beta_sum=4.0, beta_count=6.0, n_iter=3, radius=radius, n=2000, sample_size=300,
+              mean_sq_norm=0.4 * radius**2)
+    got = cal.sampled_lloyd_epsilon(sampler="coreset", **kw)
+    want = _brute_coreset_eps(4.0, 6.0, 3, radius, 2000, 300, 0.4 * radius**2)
+    assert want <= got <= want * (1 + 1e-9)
+
+
+def test_coreset_probability_bound_on_the_ball():
+    """``sampled_lloyd_epsilon__mutmut_73..81`` and ``calibrate_lloyd__mutmut_190/193..197/221``:
+    the largest coreset m (q_core ≤ 1 on the whole ball, for the given λ) is accepted, 1 % more
+    is refused by both functions, and λ reaches the calibration."""
+    n, x, r = 5000, 0.8, 2.0
+    for lam in (0.5, 0.3):
+        m_max = coreset_max_sample_size(n, x, r * r, lam=lam)
+        kw = dict(beta_sum=50.0, beta_count=50.0, n_iter=2, radius=r, n=n, mean_sq_norm=x,
+                  lam=lam)
+        assert cal.sampled_lloyd_epsilon(sampler="coreset", sample_size=m_max, **kw) > 0
+        with pytest.raises(ValueError, match=r"^some coreset probability exceeds 1 on the ball"):
+            cal.sampled_lloyd_epsilon(sampler="coreset", sample_size=1.01 * m_max, **kw)
+        common = dict(epsilon=2.0, n=n, dim=3, radius=r, n_iter=2, mean_sq_norm=x, lam=lam)
+        c = cal.calibrate_lloyd("coreset", sample_size=m_max, **common)
+        assert c.epsilon == pytest.approx(2.0, rel=1e-8) and c.epsilon <= 2.0 * (1 + 1e-12)
+        assert cal.sampled_lloyd_epsilon(sampler="coreset", beta_sum=c.beta_sum,
+                                         beta_count=c.beta_count, n_iter=2, radius=r, n=n,
+                                         sample_size=m_max, mean_sq_norm=x, lam=lam) \
+            == pytest.approx(c.epsilon, rel=1e-12)
+        with pytest.raises(ValueError, match=r"^sample_size=.* makes the coreset probability"):
+            cal.calibrate_lloyd("coreset", sample_size=1.01 * m_max, **common)
+
+
+@pytest.mark.parametrize(("eps", "m"), [(0.3, 4000), (1.0, 2000), (3.0, 300), (8.0, 60)])
+def test_sampled_calibrations_meet_their_target_exactly(eps, m):
+    """``_rootfind_log__mutmut_12/13`` (a root 'found' whenever f(lo) ≤ 1: up to one unit of ε, or
+    one expected point, too much): the coreset calibration delivers ε* to 10⁻⁸ and never more,
+    and the privacy sampler's Σ q equals m."""
+    n, r = 5000, 2.0
+    c = cal.calibrate_lloyd("coreset", epsilon=eps, n=n, dim=3, radius=r, n_iter=3,
+                            sample_size=m, mean_sq_norm=3.9)
+    assert c.epsilon == pytest.approx(eps, rel=1e-8) and c.epsilon <= eps * (1 + 1e-12)
+    norms = np.random.default_rng(0).uniform(0, r, n)
+    free = cal.calibrate_lloyd("privacy", epsilon=eps, n=n, dim=3, radius=r, n_iter=3,
+                               norms=norms)
+    want = min(m, 0.999 * free.sample_size)
+    p = cal.calibrate_lloyd("privacy", epsilon=eps, n=n, dim=3, radius=r, n_iter=3,
+                            sample_size=want, norms=norms)
+    slopes = lloyd_profile(norms, beta_sum=p.beta_sum, beta_count=p.beta_count, n_iter=3).slopes
+    assert float(np.sum(1 / privacy_constrained_weights(slopes, eps))) == pytest.approx(
+        want, rel=1e-9)
+
+
+def test_privacy_sampler_accepts_exactly_its_largest_sample_size():
+    """``_privacy_noise_for_size__mutmut_9/10/11``: m equal to the free sample size (the largest
+    reachable) is accepted; 10⁻⁸ more is refused."""
+    n, r = 3000, 2.0
+    norms = np.random.default_rng(1).uniform(0, r, n)
+    kw = dict(epsilon=2.0, n=n, dim=3, radius=r, n_iter=3, norms=norms)
+    free = cal.calibrate_lloyd("privacy", **kw)
+    exact = cal.calibrate_lloyd("privacy", sample_size=free.sample_size, **kw)
+    assert exact.beta_sum == pytest.approx(free.beta_sum, rel=1e-9)
+    with pytest.raises(ValueError, match="not reachable"):
+        cal.calibrate_lloyd("privacy", sample_size=free.sample_size * (1 + 1e-8), **kw)

@@ -964,3 +964,144 @@ def test_privacy_sampler_accepts_exactly_its_largest_sample_size():
     assert exact.beta_sum == pytest.approx(free.beta_sum, rel=1e-9)
     with pytest.raises(ValueError, match="not reachable"):
         cal.calibrate_lloyd("privacy", sample_size=free.sample_size * (1 + 1e-8), **kw)
+
+
+# === dpcore/mechanisms/importance/sampling.py (the weights and probabilities) =================
+
+from dpcore.mechanisms.importance import sampling as imp  # noqa: E402
+
+
+def _no_warnings():
+    import warnings
+
+    ctx = warnings.catch_warnings()
+    ctx.__enter__()
+    warnings.simplefilter("error")
+    return ctx
+
+
+def test_sample_sizes_targets_and_counts_are_validated():
+    """``_check_sample_size`` 4/6/7/8/9, ``_check_target`` 4/5/8, ``uniform_probabilities`` 3/4/5,
+    ``_positive`` 4/6/8 (via lloyd_profile), ``lloyd_profile`` 22/23/24/26/32: the boundaries
+    (m = n and m < 1 are allowed, n = 1 and T = 1 are allowed) and the messages."""
+    assert imp.uniform_probabilities(10, 10).tolist() == [1.0] * 10
+    assert imp.uniform_probabilities(10, 0.5)[0] == 0.05
+    assert imp.uniform_probabilities(1, 1).tolist() == [1.0]
+    for m in (0.0, 10.5, math.inf, math.nan):
+        with pytest.raises(ValueError, match=r"^sample_size must be in \(0, n=10\]"):
+            imp.uniform_probabilities(10, m)
+    with pytest.raises(ValueError, match=r"^n must be ≥ 1, got 0"):
+        imp.uniform_probabilities(0, 1)
+    for t in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match=r"^target_epsilon must be a finite number > 0"):
+            imp.privacy_constrained_weights([0.1], t)
+    prof = imp.lloyd_profile([0.5, 1.0], beta_sum=2.0, beta_count=3.0, n_iter=1)
+    np.testing.assert_allclose(prof.slopes, [0.5 / 2 + 1 / 3, 1 / 2 + 1 / 3])
+    with pytest.raises(ValueError, match=r"^n_iter must be ≥ 1, got 0"):
+        imp.lloyd_profile([1.0], beta_sum=1.0, beta_count=1.0, n_iter=0)
+    for name, kw in (("beta_sum", dict(beta_sum=0.0, beta_count=1.0)),
+                     ("beta_count", dict(beta_sum=1.0, beta_count=math.inf))):
+        with pytest.raises(ValueError, match=rf"^{name} must be a finite number > 0"):
+            imp.lloyd_profile([1.0], n_iter=1, **kw)
+
+
+@pytest.mark.parametrize("bad", [[math.nan, 1.0], [-0.5, 1.0], [[1.0, 2.0]], [math.inf]])
+def test_norms_slopes_and_probabilities_are_validated(bad):
+    """``lloyd_profile`` 6/7/10/13/16, ``privacy_constrained_weights`` 8/9/12/15/18,
+    ``poisson_sample`` 6/7/10/13/14/18/19, ``amplified_epsilon`` 12/25: NaN, negative, infinite
+    or 2-D inputs are refused with their message (q > 1 too)."""
+    with pytest.raises(ValueError, match=r"^norms must be a 1-D array of finite numbers ≥ 0"):
+        imp.lloyd_profile(bad, beta_sum=1.0, beta_count=1.0, n_iter=1)
+    with pytest.raises(ValueError, match=r"^slopes must be a 1-D array of finite numbers ≥ 0"):
+        imp.privacy_constrained_weights(bad, 1.0)
+    with pytest.raises(ValueError, match=r"^q must be a 1-D array of probabilities in \[0, 1\]"):
+        imp.poisson_sample(bad, rng=0)
+    if np.ndim(bad) == 1 and not np.isinf(bad[0]):
+        with pytest.raises(ValueError, match=r"^q must be probabilities in \[0, 1\]"):
+            imp.amplified_epsilon(bad, 1.0)
+        with pytest.raises(ValueError, match=r"^eps_at_weight must be ≥ 0 \(a privacy loss\)"):
+            imp.amplified_epsilon(0.5, bad)
+    for q in ([1.5], [0.5, 2.0]):
+        with pytest.raises(ValueError, match=r"^q must be"):
+            imp.poisson_sample(q, rng=0)
+        with pytest.raises(ValueError, match=r"^q must be"):
+            imp.amplified_epsilon(q, 1.0)
+
+
+def test_amplified_epsilon_extremes_are_exact_and_silent():
+    """``amplified_epsilon`` 41..46/69/87: q = 0 gives 0 even with ε = ∞, q tiny with ε > 500 keeps
+    ψ = q(e^ε − 1) (not log(e + …)), and nothing warns."""
+    ctx = _no_warnings()
+    try:
+        psi = imp.amplified_epsilon([0.0, 0.3, 1e-300, 1.0], [math.inf, math.inf, 600.0, 700.0])
+        small = imp.logexpm1([0.0, 1e-20, 1000.0])
+        neg = imp.logexpm1(-1.0)
+    finally:
+        ctx.__exit__(None, None, None)
+    assert psi[0] == 0.0 and psi[1] == math.inf and psi[3] == pytest.approx(700.0, rel=1e-15)
+    assert psi[2] == pytest.approx(1e-300 * math.expm1(600.0), rel=1e-9)
+    assert small[0] == -math.inf and small[1] == pytest.approx(math.log(1e-20))
+    assert small[2] == 1000.0 and math.isnan(neg)
+
+
+def test_poisson_sample_is_reproducible_and_exact_at_zero_and_one():
+    """``poisson_sample__mutmut_24``: a seeded rng gives the same sample; q = 1 always and q = 0
+    never sampled, with weights 1/q."""
+    q = np.array([1.0, 0.0, 0.5, 0.25] * 50)
+    a, b = imp.poisson_sample(q, rng=3), imp.poisson_sample(q, rng=3)
+    np.testing.assert_array_equal(a[0], b[0])
+    assert set(range(0, 200, 4)) <= set(a[0].tolist()) and not set(range(1, 200, 4)) & set(a[0])
+    np.testing.assert_array_equal(a[1], 1.0 / q[a[0]])
+
+
+def test_coreset_probabilities_boundaries():
+    """``coreset_probabilities`` 7/10/12/13/16/19/20/41..44/48/50/63..71/75/77 and
+    ``coreset_max_sample_size`` 1/10/12..14/16: one row is data; λ ∈ [0, 1]; all-zero data needs
+    λ = 1, x̃ = 1 is fine; the bound uses the public radius² (and λ), m = m_max is allowed."""
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])  # x̃ = 1 exactly
+    q = imp.coreset_probabilities(X, 1.0, lam=0.5)
+    np.testing.assert_allclose(q, 0.5 / 3 + 0.5 / 3 * np.ones(3))
+    assert imp.coreset_probabilities(X[:1], 0.5, lam=0.0).tolist() == [0.5]
+    for bad in (np.zeros((0, 2)), np.zeros(3)):
+        with pytest.raises(ValueError, match=r"^X must be a non-empty 2-D array"):
+            imp.coreset_probabilities(bad, 1.0)
+    with pytest.raises(ValueError, match=r"^lam must be in \[0, 1\], got 1.5"):
+        imp.coreset_probabilities(X, 1.0, lam=1.5)
+    zeros = np.zeros((4, 2))
+    with pytest.raises(ValueError, match=r"^all points are 0: the coreset part is undefined"):
+        imp.coreset_probabilities(zeros, 1.0, lam=0.5)
+    assert imp.coreset_probabilities(zeros, 2.0, lam=1.0).tolist() == [0.5] * 4
+    r = 3.0
+    for lam in (0.5, 0.2):
+        m_max = imp.coreset_max_sample_size(3, 1.0, r * r, lam=lam)
+        assert imp.coreset_probabilities(X, m_max, lam=lam, radius=r).max() <= 1.0
+        with pytest.raises(ValueError, match=r"‖x‖ ≤ radius=3"):
+            imp.coreset_probabilities(X, 1.01 * m_max, lam=lam, radius=r)
+    assert imp.coreset_max_sample_size(3, 1.0, 9.0) == imp.coreset_max_sample_size(3, 1.0, 9.0,
+                                                                                   lam=0.5)
+    assert imp.coreset_max_sample_size(3, 1.0, 0.0, lam=0.0) == math.inf
+
+
+def test_coreset_q_formula_and_cap():
+    """``coreset_q`` 10/26: λ = 1 is uniform even with x̃ = 0, and q is capped at 1."""
+    u = imp.coreset_q(np.array([0.0, 4.0]), sample_size=5, n=10, mean_sq_norm=0.0, lam=1.0)
+    assert u.tolist() == [0.5, 0.5]
+    c = imp.coreset_q(np.array([0.0, 400.0]), sample_size=5, n=10, mean_sq_norm=1.0, lam=0.5)
+    assert c.tolist() == [0.25, 1.0]
+
+
+def test_lower_lambert_branch_to_rounding_level():
+    """``_neg_lambertw_m1_from_log`` (Halley step 116 and the start): −W₋₁(z) solves its equation
+    to rounding over the whole branch, near the branch point and far out (z down to −e⁻⁷⁰⁰),
+    and agrees with scipy to 10⁻¹³ away from the branch point."""
+    from scipy import special
+
+    logs = np.concatenate([-1 - np.logspace(-12, 0, 200), -np.linspace(2, 700, 300)])
+    v = imp._neg_lambertw_m1_from_log(logs)
+    # the defining equation v − log v = −L to rounding (scipy itself loses digits at the branch
+    # point, where z = −e^L carries the information only in its last bits)
+    assert np.all(np.abs(v - np.log(v) + logs) <= 4e-16 * np.maximum(-logs, 1.0))
+    assert np.all(v >= 1.0)
+    far = logs < -1.01
+    ref = -special.lambertw(-np.exp(logs[far]), -1).real
+    np.testing.assert_allclose(v[far], ref, rtol=1e-13)

@@ -1105,3 +1105,173 @@ def test_lower_lambert_branch_to_rounding_level():
     far = logs < -1.01
     ref = -special.lambertw(-np.exp(logs[far]), -1).real
     np.testing.assert_allclose(v[far], ref, rtol=1e-13)
+
+
+# === dpcore/mechanisms/friendlycore/filters.py =================================================
+
+from dpcore.mechanisms.friendlycore import filters as fc  # noqa: E402
+from dpcore.mechanisms.friendlycore.counting import reference_fraction  # noqa: E402
+
+
+def _cluster(n: int = 300, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).normal(0, 0.05, (n, 3))
+
+
+def test_noisy_size_upper_is_the_papers_shifted_gaussian():
+    """``noisy_size_upper`` 13/18/22 (the shift √(ln(2/δ)/ρ₁), the seeded stream):
+    n̂ = n + √(ln(2/δ)/ρ₁) + N(0, 1/(2ρ₁)), value for value in explore mode."""
+    n, rho1, delta = 500, 0.05, 1e-6
+    got = fc.noisy_size_upper(n, rho1, delta, rng=4)
+    want = n + math.sqrt(math.log(2 / delta) / rho1) + noise.gaussian(math.sqrt(1 / (2 * rho1)),
+                                                                      rng=4)
+    assert got == pytest.approx(want, rel=1e-15)
+
+
+def test_filters_pass_their_sensitivity_lower_bounds_to_the_defended_grid(monkeypatch):
+    """``noisy_size_upper__mutmut_17/23`` and ``zCDPFilter.apply__mutmut_60/65..67``: n̂ has
+    sensitivity 1 and the n scores (each moves by ≤ 1/2) ℓ2 sensitivity ½√n; a larger number
+    would make the defended grid coarser than its slack covers."""
+    seen = []
+    real = fc.add_gaussian
+
+    def spy(value, sigma, *, sensitivity, rng=None):
+        seen.append((np.size(value), float(sensitivity)))
+        return real(value, sigma, sensitivity=sensitivity, rng=rng)
+
+    monkeypatch.setattr(fc, "add_gaussian", spy)
+    with noise.defended_noise(ZCDP(1.0, 1e-6)):
+        fc.friendly_core(_cluster(400), 0.5, rho=1.0, delta=1e-6, rng=0)
+    assert seen == [(1, 1.0), (400, 0.5 * math.sqrt(400))]
+
+
+def test_zcdp_filter_empty_branch_and_its_boundaries():
+    """``zCDPFilter.apply`` 12/21/22/23/25/27/30/31/32/35..47: the output is empty exactly when
+    n = 0, n̂ ≤ 0 or 2n̂/δ ≤ 1, with the scores, zero probabilities, the guarantee and n̂ (0 for
+    an empty input) reported."""
+    f = fc.zCDPFilter(1.0, 0.01)
+    counts = np.full(5, 5)
+
+    def empty(n_hat):
+        r = f.apply(counts, n_hat=n_hat, rng=0)
+        return r.threshold is None
+
+    assert empty(0.0) and empty(-3.0) and empty(0.004) and empty(0.005)
+    assert not empty(0.0075) and not empty(0.5) and not empty(2.0)
+    r = f.apply(counts, n_hat=0.004, rng=0)
+    assert r.mask.dtype == bool and r.mask.tolist() == [False] * 5
+    assert r.scores.tolist() == [2.5] * 5 and r.probabilities.tolist() == [0.0] * 5
+    assert r.guarantee == ZCDP(1.0, 0.01) and r.n_hat == 0.004 and isinstance(r.n_hat, float)
+    e = f.apply(np.zeros(0, dtype=int), rng=0)
+    assert e.n_hat == 0.0 and e.mask.shape == (0,) and e.guarantee == ZCDP(1.0, 0.01)
+    one = f.apply(np.array([1]), n_hat=1e6, rng=0)
+    assert one.threshold is not None and one.noise_sd is not None
+    big = fc.zCDPFilter(1.0, 1e-6).apply(np.full(400, 400), rng=1)
+    assert big.guarantee == ZCDP(1.0, 1e-6) and big.size == 400
+    with pytest.raises(ValueError, match="rho"):
+        fc.zCDPFilter(-1.0, 1e-6)
+    with pytest.raises(ValueError, match="delta"):
+        fc.zCDPFilter(1.0, 1.5)
+
+
+def test_filters_and_friendly_core_are_reproducible_under_a_seed():
+    """The ``rng`` mutants of ``BasicFilter.apply``, ``zCDPFilter.apply`` and ``friendly_core``
+    (an unseeded draw somewhere makes two seeded runs differ)."""
+    X = np.vstack([_cluster(200), np.random.default_rng(9).uniform(-3, 3, (100, 3))])
+    counts = np.random.default_rng(2).integers(0, 300, 300)
+    for make in (lambda: fc.BasicFilter(0.1).apply(counts, rng=5).mask,
+                 lambda: fc.zCDPFilter(1.0, 1e-6).apply(counts, rng=5).mask,
+                 lambda: fc.friendly_core(X, 0.5, rho=1.0, delta=1e-6, rng=5).mask,
+                 lambda: fc.friendly_core(X, 0.5, paradigm="dp", alpha=0.1, rng=5).mask,
+                 lambda: fc.friendly_core(X, 0.5, rho=2.0, delta=1e-6, sample_size=250,
+                                          rng=5).mask):
+        a, b = make(), make()
+        assert 0 < a.sum() < a.size
+        np.testing.assert_array_equal(a, b)
+
+
+def test_basic_filter_probabilities_and_result():
+    """``BasicFilter.probabilities`` 6/7/8 and ``apply`` 12/13."""
+    f = fc.BasicFilter(0.0)
+    assert f.probabilities(np.zeros(0, dtype=int)).shape == (0,)
+    assert f.probabilities(np.array([1])).tolist() == [1.0]
+    r = f.apply(np.array([1, 2, 3, 4]), rng=0)
+    assert r.scores.tolist() == [-1.0, 0.0, 1.0, 2.0]
+    assert r.probabilities.tolist() == [0.0, 0.0, 0.5, 1.0]
+    assert r.guarantee is None
+
+
+def test_friendly_core_reports_what_it_did():
+    """``friendly_core`` 3/34/40..49/78..82/115/119/120/157..190: the result's fields, the default
+    α = 0, the given counts used, and with sampling the filter run at δ/2 on the one released
+    n̂ (a second n̂ would spend ρ₁ twice)."""
+    X = _cluster(400)
+    rho, delta = 1.0, 1e-6
+    r = fc.friendly_core(X, 0.5, rho=rho, delta=delta, rng=0)
+    tau, sd = fc._threshold(r.n_hat, 0.9 * rho, delta)
+    assert (r.threshold, r.noise_sd) == (pytest.approx(tau), pytest.approx(sd))
+    assert r.paradigm == "zcdp" and r.radius == 0.5 and r.reference_size == 400
+    assert r.guarantee == ZCDP(rho, delta) and r.extra == {}
+    assert r.scores.tolist() == (r.counts - 200.0).tolist() and r.probabilities.shape == (400,)
+    s = fc.friendly_core(X, 0.5, rho=rho, delta=delta, sample_size=300, rng=1)
+    tau2, _ = fc._threshold(s.n_hat, 0.9 * rho, delta / 2)
+    assert s.threshold == pytest.approx(tau2) and s.guarantee == ZCDP(rho, delta)
+    assert s.extra["reference_rate"] == reference_fraction(300, s.n_hat)
+    assert s.reference_size == int(s.extra["reference_mask"].sum())
+    given = np.full(400, 400)
+    d = fc.friendly_core(X, 0.5, paradigm="dp", counts=given, rng=2)
+    assert d.counts is given and d.paradigm == "dp" and d.alpha == 0.0 and d.guarantee is None
+    assert d.reference_size == 400 and d.radius == 0.5 and d.mask.all()
+    assert d.scores.tolist() == [200.0] * 400 and d.probabilities.tolist() == [1.0] * 400
+    z = fc.friendly_core(X, 0.5, rho=rho, delta=delta, counts=given, rng=3)
+    assert z.counts is given and z.mask.all()
+    with pytest.raises(ValueError, match=r"^precomputed counts are only for exact counting"):
+        fc.friendly_core(X, 0.5, rho=rho, delta=delta, counts=given, sample_size=100)
+
+
+def test_paradigm_guarantees():
+    """``zcdp_paradigm_guarantee`` 2/5, ``dp_paradigm_guarantee`` 5..8/10/25/30/32/43 and
+    ``FriendlyCoreResult.end_to_end`` 4..8: Theorems 4.1 and 4.2 as stated, δ = 0 stays 0, a
+    vacuous δ is capped below 1, α ∈ [0, ½)."""
+    assert fc.zcdp_paradigm_guarantee(ZCDP(0.5, 1e-6), PureDP(1.0)) == ZCDP(1.0, 1e-6)
+    with pytest.raises(TypeError, match=r"^Theorem 4.1 composes zCDP guarantees"):
+        fc.zcdp_paradigm_guarantee(PureDP(1.0), ZCDP(0.5))  # type: ignore[arg-type]
+    g = fc.dp_paradigm_guarantee(PureDP(0.5))
+    assert g == ApproxDP(2 * math.expm1(0.5), 0.0)
+    a = fc.dp_paradigm_guarantee(ApproxDP(0.5, 1e-8), alpha=0.25)
+    gg = 1 / (1 - 0.5) + 1
+    assert a.epsilon == pytest.approx(gg * math.expm1(0.5))
+    assert a.delta == pytest.approx(gg * 1e-8 * math.exp(0.5 + gg * math.expm1(0.5)))
+    vac = fc.dp_paradigm_guarantee(ApproxDP(10.0, 1e-6))
+    assert 0.999 < vac.delta < 1.0
+    for alpha in (0.5, 1.0, -0.1):
+        with pytest.raises(ValueError, match=r"^alpha must be in \[0, 1/2\)"):
+            fc.dp_paradigm_guarantee(PureDP(1.0), alpha=alpha)
+    with pytest.raises(TypeError, match=r"^Theorem 4.2 needs an"):
+        fc.dp_paradigm_guarantee(ZCDP(1.0))  # type: ignore[arg-type]
+    X = _cluster(300)
+    r = fc.friendly_core(X, 0.5, rho=1.0, delta=1e-6, rng=0)
+    assert r.end_to_end(ZCDP(0.5)) == ZCDP(1.5, 1e-6)
+    d = fc.friendly_core(X, 0.5, paradigm="dp", alpha=0.25, rng=0)
+    assert d.end_to_end(ApproxDP(0.5, 1e-8)) == a
+
+
+def test_required_size_and_the_size_checks():
+    """``required_size`` 2..5/26/29 and ``_check_enough`` 7/12/15/16/17/21: α raises the
+    needed size, the sampled size depends on n, the boundaries are inclusive."""
+    need = fc.required_size(1.0, 1e-6)
+    assert fc.required_size(1.0, 1e-6, alpha=0.1) > need
+    assert fc.required_size(1.0, 1e-6, n=20_000) != fc.required_size(1.0, 1e-6, n=2_000)
+    with pytest.raises(ValueError, match="rho"):
+        fc.required_size(-1.0, 1e-6)
+    with pytest.raises(ValueError, match="delta"):
+        fc.required_size(1.0, 0.0)
+    fc._check_enough(need, 1.0, 1e-6)
+    with pytest.raises(ValueError, match=r"^the declared n = "):
+        fc._check_enough(need - 1, 1.0, 1e-6)
+    n = 20_000
+    m_need = fc.required_size(1.0, 1e-6, n=n)
+    fc._check_enough(n, 1.0, 1e-6, sample_size=m_need)
+    with pytest.raises(ValueError, match=rf"^sample_size = {m_need - 1} is too small"):
+        fc._check_enough(n, 1.0, 1e-6, sample_size=m_need - 1)
+    with pytest.raises(ValueError, match=r"^n = 5 is too small for sampled FriendlyCore"):
+        fc._check_enough(5, 1.0, 1e-6, sample_size=5)

@@ -1275,3 +1275,137 @@ def test_required_size_and_the_size_checks():
         fc._check_enough(n, 1.0, 1e-6, sample_size=m_need - 1)
     with pytest.raises(ValueError, match=r"^n = 5 is too small for sampled FriendlyCore"):
         fc._check_enough(5, 1.0, 1e-6, sample_size=5)
+
+
+# === dpcore/mechanisms/maxcover/accounting.py ==================================================
+
+from dpcore.mechanisms.maxcover import accounting as acc  # noqa: E402
+
+
+@pytest.mark.parametrize("bound", ["exact", "paper"])
+def test_em_loss_and_its_inverse(bound):
+    """``em_epsilon_for`` 10..13/15 and ``em_privacy_loss`` 4/12..14: the inverse is exact for
+    both bounds; the paper's bound is refused above ε_E = 2 (allowed at 2)."""
+    for loss, d in ((0.3, 1e-6), (1.0, 1e-9), (2.5, 1e-4)):
+        e = acc.em_epsilon_for(loss, d, bound)
+        if bound == "paper" and e > 2:
+            continue
+        assert acc.em_privacy_loss(e, d, bound) == pytest.approx(loss, rel=1e-12)
+    assert acc.em_privacy_loss(2.0, 1e-6, "paper") == pytest.approx(math.e * math.log(1e6))
+    with pytest.raises(ValueError, match=r"^eps_E=2.01 > 2: the paper's Lemma 6.2 bound"):
+        acc.em_privacy_loss(2.01, 1e-6, "paper")
+    for f in (acc.em_privacy_loss, acc.em_epsilon_for):
+        with pytest.raises(ValueError, match=r"^em_bound must be one of"):
+            f(1.0, 1e-6, "nope")
+
+
+def test_privacy_cost_validates_every_part():
+    """``privacy_cost`` 13/15/17/26..29."""
+    ok = dict(eps_E=0.5, eps_L=0.5, eps_G=0.3, delta_E=1e-6, delta_G=1e-6)
+    for k, bad in (("eps_E", 0.0), ("eps_L", math.inf), ("eps_G", -1.0)):
+        with pytest.raises(ValueError, match=rf"^{k} must be finite and > 0"):
+            acc.privacy_cost(**(ok | {k: bad}))
+    for k, bad in (("delta_E", 0.0), ("delta_G", 1.0), ("delta_E", 1.5)):
+        with pytest.raises(ValueError, match=rf"^{k} must be in \(0, 1\)"):
+            acc.privacy_cost(**(ok | {k: bad}))
+    g = acc.privacy_cost(**ok)
+    assert g.epsilon == pytest.approx(acc.em_privacy_loss(0.5, 1e-6) + 0.8, rel=1e-12)
+    assert g.delta == pytest.approx(2e-6, rel=1e-12)
+
+
+@pytest.mark.parametrize("bound", ["exact", "paper"])
+def test_split_budget_parts_and_defaults(bound):
+    """``split_budget`` 1/2/63/64/67/70..75/102/103/116/125..127/131/132: the em bound reaches the
+    split, ε_L = f_L·ε, no final rounds by default, the final rounds' share divided over the
+    rounds (each clamped at 1/3), δ split over the steps that use it, and the total is ε."""
+    eps, delta = 0.9, 1e-6  # no share above NoisyAVG's 1/3
+    s = acc.split_budget(eps, delta, em_bound=bound)
+    assert s.em_bound == bound and s.lloyd_rounds == 1
+    assert s.eps_lloyd == 0.0 and s.delta_lloyd == 0.0 and s.delta_E == s.delta_G == delta / 2
+    f = acc.DEFAULT_BUDGET_SPLIT
+    assert s.eps_L == pytest.approx(f["counts"] * eps)
+    assert acc.em_privacy_loss(s.eps_E, s.delta_E, bound) == pytest.approx(f["em"] * eps)
+    assert s.guarantee.epsilon == pytest.approx(eps) and s.guarantee.delta == pytest.approx(delta)
+    r = acc.split_budget(eps, delta, final_lloyd=True, lloyd_rounds=3, em_bound=bound)
+    share = acc.DEFAULT_BUDGET_SPLIT_WITH_LLOYD["lloyd"] * eps
+    assert r.lloyd_rounds == 3 and r.delta_lloyd == pytest.approx(delta / 3)
+    assert r.eps_lloyd == pytest.approx(3 * min(share / 3, 1 / 3))
+    assert r.em_bound == bound
+
+
+def test_split_budget_paper_bound_is_checked_only_for_the_paper_bound():
+    """``split_budget`` 67..75 and ``split_seeding_budget`` 55..63: a budget whose ε_E exceeds 2 is
+    refused under the paper's bound and fine under the exact one."""
+    big, d = 200.0, 1e-3
+    with pytest.raises(ValueError, match=r"> 2: the paper's Lemma 6.2 bound"):
+        acc.split_budget(big, d, em_bound="paper")
+    with pytest.raises(ValueError, match=r"> 2: the paper's Lemma 6.2 bound"):
+        acc.split_seeding_budget(big, d, em_bound="paper")
+    with pytest.warns(UserWarning, match="beyond NoisyAVG's proven range"):
+        assert acc.split_budget(big, d).eps_E > 2
+    assert acc.split_seeding_budget(big, d).eps_E > 2
+
+
+@pytest.mark.parametrize("bad", [{"em": 0.0, "counts": 0.5, "average": 0.5},
+                                 {"em": 0.5, "counts": 0.5, "average": 1e-8},
+                                 {"em": math.inf, "counts": 0.5, "average": 0.5},
+                                 {"em": 0.5, "counts": 0.3, "average": 0.2 + 2e-9}])
+def test_split_fractions_must_be_positive_and_sum_to_one(bad):
+    """``split_budget`` 38/42/43/48 and ``split_seeding_budget`` 33/37/38/43."""
+    if bad["average"] == 1e-8:  # positive, sums to 1 + 1e-8
+        bad = {"em": 0.5, "counts": 0.5 - 1e-8, "average": 1e-8}
+        acc.split_budget(1.0, 1e-6, bad)
+        return
+    with pytest.raises(ValueError, match=r"^budget_split fractions must be > 0 and sum to 1"):
+        acc.split_budget(1.0, 1e-6, bad)
+    seed = {"em": bad["em"], "counts": 1 - bad["em"] if math.isfinite(bad["em"]) else 0.5}
+    if bad["em"] == 0.0 or not math.isfinite(bad["em"]):
+        with pytest.raises(ValueError, match=r"^budget_split fractions must be > 0"):
+            acc.split_seeding_budget(1.0, 1e-6, seed)
+    with pytest.raises(ValueError, match=r"^budget_split fractions must be > 0"):
+        acc.split_seeding_budget(1.0, 1e-6, {"em": 0.5, "counts": 0.5 + 2e-9})
+
+
+@pytest.mark.parametrize("bound", ["exact", "paper"])
+def test_seeding_split(bound):
+    """``split_seeding_budget`` 52/70/77/81: all of δ to the exponential mechanism, no averaging
+    step (ε_G = δ_G = 0), the em bound kept; the total is (ε, δ)."""
+    s = acc.split_seeding_budget(1.5, 1e-6, em_bound=bound)
+    assert s.eps_G == 0.0 and s.delta_G == 0.0 and s.delta_E == 1e-6 and s.em_bound == bound
+    assert s.guarantee.epsilon == pytest.approx(1.5) and s.guarantee.delta == 1e-6
+    assert s.as_dict()["delta_G"] == 0.0
+
+
+def test_noisy_avg_clamp_warns_at_the_callers_line_and_not_at_one_third():
+    """``_clamp_noisy_avg`` 1/7/13 (and 85/99: the step named in the warning): ε = 1/3 exactly is
+    not clamped; above, the warning names the step and points at the caller."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = acc.split_budget(1.0, 1e-6, {"em": 0.5, "counts": 1 / 6, "average": 1 / 3})
+    assert s.eps_G == pytest.approx(1 / 3)
+    with pytest.warns(UserWarning, match=r"^the average \(ε_G\) share gives ε") as rec:
+        acc.split_budget(3.0, 1e-6)
+    assert rec[0].filename == __file__
+    with pytest.warns(UserWarning, match=r"^the lloyd share gives ε"):
+        acc.split_budget(3.0, 1e-6, {"em": 0.4, "counts": 0.1, "average": 0.1, "lloyd": 0.4},
+                         final_lloyd=True)
+
+
+def test_maxcover_privacy_and_approx_checks():
+    """``_check_privacy`` 4/6/8/10/14/15 and ``_check_approx`` 5..8, ``split_budget`` 82."""
+    for eps in (0.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match=r"^epsilon must be finite and > 0"):
+            acc.split_budget(eps, 1e-6)
+    for d in (0.0, 1.0, 1.5):
+        with pytest.raises(ValueError, match=r"^delta must be in \(0, 1\)"):
+            acc.split_budget(1.0, d)
+    with pytest.raises(ValueError, match=r"^epsilon and delta must be numbers"):
+        acc.split_budget("a", 1e-6)
+    for a in (0.0, 1.0, 1.5):
+        with pytest.raises(ValueError, match=r"^approx \(the approximation constant"):
+            acc._check_approx(a)
+    assert acc._check_approx(0.5) == 0.5
+    with pytest.raises(ValueError, match=r"^lloyd_rounds must be ≥ 1 when final_lloyd"):
+        acc.split_budget(1.0, 1e-6, final_lloyd=True, lloyd_rounds=0)

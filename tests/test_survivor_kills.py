@@ -1409,3 +1409,135 @@ def test_maxcover_privacy_and_approx_checks():
     assert acc._check_approx(0.5) == 0.5
     with pytest.raises(ValueError, match=r"^lloyd_rounds must be ≥ 1 when final_lloyd"):
         acc.split_budget(1.0, 1e-6, final_lloyd=True, lloyd_rounds=0)
+
+
+# === dpcore/mechanisms/sensitivity/sampler.py (the guarantee's parameters and the response) ====
+
+from dpcore.mechanisms.sensitivity import sampler as ss  # noqa: E402
+from dpcore.mechanisms.sensitivity import statistics as sstats  # noqa: E402
+
+
+def test_theorem15_conditions_on_both_sides():
+    """``theorem15_holds`` 2..6/11/13..17/19/21..30/45/47/52: (1) m ≥ log(1/ρ)/(2(γ − ρ)²) and (2)
+    k ≥ m(1 − γ + ρ + √(log(1/ρ)/(2m))), each checked just below and at its bound, and the
+    domain 0 < ρ < min(γ, ½), 0 < γ < 1, 1 ≤ k ≤ m."""
+    gamma, rho = 0.3, 0.05
+    m1 = math.log(1 / rho) / (2 * (gamma - rho) ** 2)  # ≈ 23.97
+    m = math.ceil(m1)
+    k_raw = m * (1 - gamma + rho + math.sqrt(math.log(1 / rho) / (2 * m)))
+    k = math.ceil(k_raw)
+    assert k <= m and ss.theorem15_holds(m, k, gamma, rho)
+    assert not ss.theorem15_holds(m, k - 1, gamma, rho)          # (2) fails
+    assert not ss.theorem15_holds(m - 1, m - 1, gamma, rho)      # (1) fails (k = m − 1 ≥ (2))
+    assert ss.theorem15_holds(m + 40, m + 40, gamma, rho)
+    for args in ((m, k, gamma, 0.0), (m, k, gamma, gamma), (m, k, 0.6, 0.5), (m, k, 1.0, rho),
+                 (m, k, 0.0, rho), (m, 0, gamma, rho), (m, m + 1, gamma, rho)):
+        assert not ss.theorem15_holds(*args), args
+    assert ss.theorem15_holds(2000, 1, 0.9995, 0.003) is (1 >= 2000 * (
+        1 - 0.9995 + 0.003 + math.sqrt(math.log(1 / 0.003) / 4000)) - 1e-9)
+
+
+def test_sampler_config_manual_mode():
+    """``sampler_config`` 51/61/68/69/97..101 and ``sample_then_respond`` 88/91/130..132: a given
+    (m, k) gives the smallest valid γ (which passes Theorem 15) with every field set; a user k
+    is used; a k that leaves no confidence is refused."""
+    c = ss.sampler_config(m=300, k=290)
+    assert (c.m, c.k, c.mode) == (300, 290, "manual") and c.rho == ss.rho_for_m(300)
+    assert 0 < c.gamma < 1 and ss.theorem15_holds(300, 290, c.gamma, c.rho)
+    smallest = 1 - 290 / 300 + c.rho + math.sqrt(math.log(1 / c.rho) / 600)
+    assert c.gamma == pytest.approx(smallest, rel=1e-11) and c.gamma >= smallest
+    g = ss.sampler_config(m=300, k=290, gamma=0.5)
+    assert (g.m, g.k, g.gamma, g.rho, g.mode) == (300, 290, 0.5, ss.rho_for_m(300), "manual")
+    with pytest.raises(ValueError, match=r"^k=1 of m=300 gives no valid confidence"):
+        ss.sampler_config(m=300, k=1)
+    with pytest.raises(ValueError, match=r"does not satisfy Theorem 15"):
+        ss.sampler_config(m=300, k=100, gamma=0.3)
+    X = np.random.default_rng(0).uniform(0, 1, (50, 1))
+    oracle = np.random.default_rng(1).uniform(0, 1, (500, 1))
+    rel = ss.sample_then_respond(sstats.get_statistic("mean"), X, oracle, epsilon=1.0, m=300,
+                                 k=290, rng=0)
+    assert rel.sensitivity.config == c and rel.guarantee.gamma == c.gamma
+    assert rel.sensitivity.n == 50 and rel.sensitivity.path and rel.mechanism == "laplace"
+
+
+@pytest.mark.parametrize("mech", ["laplace", "gaussian", "exponential", "bernstein"])
+def test_respond_reports_its_scale_and_is_reproducible(mech):
+    """``respond`` 97/101/122/126/130..133/144/151/152 and the defaults 4/5/6: the noise scale
+    reported is Δ/ε (Laplace), the analytic σ, 2Δ/ε (exponential) or Δ(k + 1)^dims/ε
+    (Bernstein, default lattice k = 10, one dimension), and a seeded run repeats."""
+    sens, eps = 0.2, 2.0
+    if mech == "bernstein":
+        lattice = ss.bernstein_lattice(10, 1)
+        value = np.sin(lattice).ravel()
+    elif mech == "exponential":
+        value = np.array([0.0, 1.0, 0.5])
+    else:
+        value = np.array([0.3, -0.1])
+    kw = dict(sensitivity=sens, epsilon=eps, mechanism=mech,
+              delta=1e-6 if mech == "gaussian" else 0.0)
+    a, scale = ss.respond(value, rng=7, **kw)
+    b, _ = ss.respond(value, rng=7, **kw)
+    want = {"laplace": sens / eps, "gaussian": noise.gaussian_sigma_approx_dp(sens, eps, 1e-6),
+            "exponential": 2 * sens / eps, "bernstein": sens * 11 / eps}[mech]
+    assert scale == pytest.approx(want, rel=1e-12)
+    if mech == "bernstein":
+        np.testing.assert_array_equal(a.coefficients, b.coefficients)
+        assert a.dims == 1
+    else:
+        np.testing.assert_array_equal(a, b)
+    if mech == "exponential":
+        assert ss.respond(value, sensitivity=0.0, epsilon=eps, mechanism=mech, rng=0) == (1, 0.0)
+
+
+def test_respond_validates_its_inputs():
+    """``respond`` 10/11/13/17/21/57..60/79/80/91/157: ε > 0, Δ finite ≥ 0, δ ∈ (0, 1) for the
+    Gaussian, the classic calibration only below ε = 1, known names only."""
+    v = np.zeros(2)
+    for eps in (0.0, -1.0, "1"):
+        with pytest.raises(ValueError, match=r"^epsilon must be a number > 0"):
+            ss.respond(v, sensitivity=1.0, epsilon=eps)
+    for s in (math.inf, -1.0, math.nan):
+        with pytest.raises(ValueError, match=r"^sensitivity must be finite and >= 0"):
+            ss.respond(v, sensitivity=s, epsilon=1.0)
+    for d in (0.0, 1.0, 1.5):
+        with pytest.raises(ValueError, match=r"^the Gaussian mechanism needs delta in \(0, 1\)"):
+            ss.respond(v, sensitivity=1.0, epsilon=1.0, delta=d, mechanism="gaussian")
+    with pytest.raises(ValueError, match=r"^the classic Gaussian calibration"):
+        ss.respond(v, sensitivity=1.0, epsilon=1.0, delta=1e-6, mechanism="gaussian",
+                   calibration="classic")
+    _, s = ss.respond(v, sensitivity=1.0, epsilon=0.5, delta=1e-6, mechanism="gaussian",
+                      calibration="classic", rng=0)
+    assert s == pytest.approx(math.sqrt(2 * math.log(1.25 / 1e-6)) / 0.5)
+    with pytest.raises(ValueError, match=r"^calibration must be 'analytic' or 'classic'"):
+        ss.respond(v, sensitivity=1.0, epsilon=1.0, delta=1e-6, mechanism="gaussian",
+                   calibration="x")
+    with pytest.raises(ValueError, match=r"^mechanism must be 'laplace', 'gaussian'"):
+        ss.respond(v, sensitivity=1.0, epsilon=1.0, mechanism="x")
+
+
+def test_sample_then_respond_checks_and_zero_sensitivity_warning():
+    """``sample_then_respond`` 17/26..28/42/43/159/160/162..175/206: n = 2 is enough, δ only for
+    the Gaussian and inside (0, 1), ε > 0, and Δ̂ = 0 warns at the caller's line and releases
+    f(D) under the mechanism's name."""
+    stat = sstats.get_statistic("mean")
+    X2 = np.array([[0.2], [0.4]])
+    oracle = np.random.default_rng(1).uniform(0, 1, (500, 1))
+    assert ss.sample_then_respond(stat, X2, oracle, epsilon=1.0, gamma=0.2, rng=0).value.shape \
+        == (1,)
+    with pytest.raises(ValueError, match=r"^the data set needs at least n=2 records"):
+        ss.sample_then_respond(stat, X2[:1], oracle, epsilon=1.0, gamma=0.2, rng=0)
+    with pytest.raises(ValueError, match=r"^epsilon must be a finite number > 0"):
+        ss.sample_then_respond(stat, X2, oracle, epsilon=0.0, gamma=0.2, rng=0)
+    for d in (0.0, 1.0, 2.0):
+        with pytest.raises(ValueError, match=r"^the Gaussian mechanism needs delta in \(0, 1\)"):
+            ss.sample_then_respond(stat, X2, oracle, epsilon=1.0, delta=d, gamma=0.2,
+                                   mechanism="gaussian", rng=0)
+    const = np.full((500, 1), 0.5)
+    with pytest.warns(UserWarning, match=r"^the sampled sensitivity Δ̂ = 0 is numerically 0") as w:
+        rel = ss.sample_then_respond(stat, X2, const, epsilon=1.0, gamma=0.2, rng=0)
+    assert w[0].filename == __file__
+    assert rel.value.tolist() == [pytest.approx(0.3)] and rel.mechanism == "laplace"
+    small = np.array([[2e-13], [4e-13]])  # |f| < 1: the zero test is relative to max(1, |f|)
+    with pytest.warns(UserWarning, match="numerically 0"):
+        ss.sample_then_respond(stat, small, np.full((500, 1), 3e-13) + np.random.default_rng(
+            2).uniform(0, 1e-13, (500, 1)), epsilon=1.0, gamma=0.2, rng=0)

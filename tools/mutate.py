@@ -61,7 +61,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
                              SURVIVORS)),
     "sensitivity_sampler": ("dpcore/mechanisms/sensitivity/sampler.py",
                             ("tests/test_sensitivity.py", "tests/test_sensitivity_config.py",
-                             SURVIVORS)),
+                             "tests/test_noise_power.py", SURVIVORS)),
 }
 
 PYTEST_ARGS = ["-p", "no:xdist", "-p", "no:cacheprovider", "-p", "no:randomly", "-q",

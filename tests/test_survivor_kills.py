@@ -833,7 +833,7 @@ def test_noise_constant_round_trips_through_the_su_scales():
         assert c.sampler == sampler and c.sample_size == kw.get("sample_size", 5000)
     b1 = cal.su_noise_scales(2.0, dim=7, radius=3.0, n_iter=4)[0]
     assert b1 == pytest.approx(math.sqrt(4 * 3.0 / 2.0) * (7 / 0.45) ** (1 / 3), rel=1e-12)
-    with pytest.raises(ValueError, match="noise_constant"):
+    with pytest.raises(ValueError, match=r"^noise_constant must be"):
         cal.su_noise_scales(0.0, dim=7, radius=3.0, n_iter=4)
 
 
@@ -914,7 +914,7 @@ def test_coreset_probability_bound_on_the_ball():
     """``sampled_lloyd_epsilon__mutmut_73..81`` and ``calibrate_lloyd__mutmut_190/193..197/221``:
     the largest coreset m (q_core ≤ 1 on the whole ball, for the given λ) is accepted, 1 % more
     is refused by both functions, and λ reaches the calibration."""
-    n, x, r = 5000, 0.8, 2.0
+    n, x, r = 5000, 0.8, 3.0  # r ≠ 2, where r·2 = r²
     for lam in (0.5, 0.3):
         m_max = coreset_max_sample_size(n, x, r * r, lam=lam)
         kw = dict(beta_sum=50.0, beta_count=50.0, n_iter=2, radius=r, n=n, mean_sq_norm=x,
@@ -929,7 +929,8 @@ def test_coreset_probability_bound_on_the_ball():
                                          beta_count=c.beta_count, n_iter=2, radius=r, n=n,
                                          sample_size=m_max, mean_sq_norm=x, lam=lam) \
             == pytest.approx(c.epsilon, rel=1e-12)
-        with pytest.raises(ValueError, match=r"^sample_size=.* makes the coreset probability"):
+        with pytest.raises(ValueError, match=r"^sample_size=.* makes the coreset probability "
+                           rf".* the largest feasible sample_size is {math.floor(m_max)}$"):
             cal.calibrate_lloyd("coreset", sample_size=1.01 * m_max, **common)
 
 
@@ -1541,3 +1542,47 @@ def test_sample_then_respond_checks_and_zero_sensitivity_warning():
     with pytest.warns(UserWarning, match="numerically 0"):
         ss.sample_then_respond(stat, small, np.full((500, 1), 3e-13) + np.random.default_rng(
             2).uniform(0, 1e-13, (500, 1)), epsilon=1.0, gamma=0.2, rng=0)
+
+
+def test_door_second_round_survivors(toy):
+    """Final-run door survivors: ``_plan`` 55..57 (an analyst's own ``bounds`` for a box-aware
+    k-means are kept, not replaced by the declared box), 73/74 (a missing parameter's refusal
+    says which), ``_dry_guarantee`` 22 (a mechanism without a guarantee is refused, saying so),
+    ``proxy`` 14 (no declared radius: the unit ball)."""
+    door = ReleaseDoor(_door_table(), DOOR_DESC, PrivacyLedger(PureDP(5.0)))
+    own = [[-0.5, -0.5], [0.5, 0.5]]
+    door.release("dplloyd", {"n_clusters": 2, "epsilon": 0.5, "bounds": own})
+    door.release("dplloyd", {"n_clusters": 2, "epsilon": 0.5})
+    assert door.ledger.entries[0].params["bounds"] == own
+    assert door.ledger.entries[1].params["bounds"] == [[-1.0, -1.0], [1.0, 1.0]]
+    with pytest.raises(ReleaseRefused, match=r"^dplloyd needs parameter\(s\) "):
+        door.release("dplloyd", {"epsilon": 0.5})
+    toy["output"] = {"value": [1.0]}
+
+    def no_guarantee(X, rng, **kw):
+        return {"value": [1.0]}, "not a guarantee"
+
+    MECHANISMS["toy_kill"] = Mechanism("toy_kill", MECHANISMS["toy_kill"].target, no_guarantee,
+                                       "test only")
+    with pytest.raises(ReleaseRefused, match=r"^toy_kill returned no privacy guarantee$"):
+        door.release("toy_kill", {"epsilon": 0.1})
+    bare = ReleaseDoor(_door_table(), PublicDescription(["a", "b"], n=300),
+                       PrivacyLedger(PureDP(1.0)))
+    assert np.linalg.norm(bare.proxy(500), axis=1).max() <= 1.0 + 1e-12
+    assert np.linalg.norm(bare.proxy(500), axis=1).max() > 0.6
+
+
+def test_lasting_entries_keep_their_stored_time_and_keys_take_any_description(tmp_path):
+    """Final-run ledger survivors: ``_entry`` 16 (the stored time, not the time of reading) and
+    ``dataset_key`` 51/54 (a plain-dict description with a non-JSON value is hashed via str)."""
+    import time
+    from pathlib import Path
+
+    led = LastingLedger("k", PureDP(1.0), directory=tmp_path)
+    led.spend("x", PureDP(0.1))
+    first = led.entries[0].timestamp
+    time.sleep(0.05)
+    assert LastingLedger("k", directory=tmp_path).entries[0].timestamp == first
+    key = dataset_key(GOLDEN_TABLE.to_numpy(), {"file": Path("a.csv"), "n": np.int64(3)})
+    assert key == dataset_key(GOLDEN_TABLE.to_numpy(), {"n": np.int64(3), "file": Path("a.csv")})
+    assert len(key) == 32

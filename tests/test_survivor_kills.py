@@ -1586,3 +1586,10 @@ def test_lasting_entries_keep_their_stored_time_and_keys_take_any_description(tm
     key = dataset_key(GOLDEN_TABLE.to_numpy(), {"file": Path("a.csv"), "n": np.int64(3)})
     assert key == dataset_key(GOLDEN_TABLE.to_numpy(), {"n": np.int64(3), "file": Path("a.csv")})
     assert len(key) == 32
+
+
+def test_infeasible_target_names_the_worst_point():
+    """``_infeasible__mutmut_3``: the refusal names the point whose ε(1, x) is largest."""
+    with pytest.raises(ValueError, match=r"^target_epsilon=1 is below the loss of point 2 without "
+                                         r"sampling, ε\(1, x\) = 5"):
+        imp.privacy_constrained_weights([0.1, 0.5, 5.0, 0.2], 1.0)

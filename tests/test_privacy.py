@@ -88,6 +88,7 @@ def test_compose_kinds():
         compose(PureDP(1), 3)  # type: ignore[arg-type]
 
 
+@settings(deadline=None)  # timing is not the property: the 200 ms default fails under load
 @given(st.lists(guarantee_st(), min_size=1, max_size=8), st.randoms())
 def test_composition_is_order_independent_and_additive(gs, random):
     shuffled = list(gs)
@@ -100,6 +101,7 @@ def test_composition_is_order_independent_and_additive(gs, random):
     assert a.epsilon == pytest.approx(math.fsum(g.epsilon for g in gs))
 
 
+@settings(deadline=None)  # timing is not the property: the 200 ms default fails under load
 @given(st.lists(st.floats(0, 2), min_size=1, max_size=6), st.floats(1e-10, 1e-2))
 def test_zcdp_composes_tighter_than_converted_sum(rhos, delta):
     # ρ adds; converting once is never worse than converting each term and adding ε's
@@ -176,7 +178,7 @@ def test_ledger_exports():
     assert len(ledger) == 0 and ledger.total() == ApproxDP(0, 0)
 
 
-@settings(max_examples=60)
+@settings(max_examples=60, deadline=None)  # timing is not the property
 @given(
     st.floats(0.1, 10),
     st.lists(st.tuples(st.booleans(), st.floats(0.0, 3.0)), min_size=1, max_size=15),
@@ -194,6 +196,7 @@ def test_ledger_never_exceeds_budget(budget_eps, requests):
         assert total.delta <= 1e-6 * (1 + 1e-9)
 
 
+@settings(deadline=None)  # timing is not the property: the 200 ms default fails under load
 @given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=10), st.randoms())
 def test_ledger_total_is_order_independent(epss, random):
     a = PrivacyLedger(PureDP(100.0))

@@ -470,7 +470,9 @@ def add_laplace(value, scale: float, *, sensitivity: float, rng: RNGLike = None)
     v = np.asarray(value, dtype=float)
     scale = _scale("scale", scale)
     defence = _DEFENCE.get()
-    if defence is None or scale == 0:
+    if scale == 0:  # no noise (inside the defence too, where the bare laplace() refuses)
+        return _shape_out(v, v + 0.0)
+    if defence is None:
         return _shape_out(v, v + laplace(scale, v.shape if v.ndim else None, rng=rng))
     lam = _grid(_check_sensitivity(sensitivity), max(v.size, 1), defence.eta)
     src = discrete_noise.integer_source(rng)

@@ -1,0 +1,230 @@
+"""Mutation score of the privacy-critical modules (``make mutate``; issue 24).
+
+For each module below, mutmut (3.x) mutates that one file and runs only the module's covering
+test files (so a run stays tractable on two shared cores): in ``.mutate/<name>/`` it gets a copy
+of ``dpcore/``, ``tests/`` and a ``pyproject.toml`` whose ``[tool.mutmut]`` names the file and the
+tests; ``mutmut run --max-children 1`` then forks one warm pytest per mutant and runs the tests
+that reach the mutated function (mutmut's own coverage map). Tests marked slow, data, e2e or
+acceptance are left out.
+
+Printed per module: mutants, detected (killed, or made a test time out), survived, no tests (the
+selected tests never call the function), the score detected / (detected + survived), the score
+without survivors that only change a string literal's text (error messages, mostly: see
+``docs/testing.md``), and every survivor with its diff line. ``.mutate/report.json`` keeps it all;
+``mutmut show <name>`` inside ``.mutate/<name>/`` shows a survivor in full.
+
+    python tools/mutate.py                 # every module
+    python tools/mutate.py guarantees door # some of them
+    python tools/mutate.py --list          # the modules and their tests
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / ".mutate"
+MUTMUT = Path(sys.executable).with_name("mutmut")
+
+#: tests written from the survivors of earlier runs (every module's list ends with it)
+SURVIVORS = "tests/test_survivor_kills.py"
+#: name -> (file to mutate, covering test files)
+MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "guarantees": ("dpcore/privacy/guarantees.py",
+                   ("tests/test_privacy.py", "tests/test_mutant_kills.py", SURVIVORS)),
+    "noise": ("dpcore/privacy/noise.py",
+              ("tests/test_noise.py", "tests/test_noise_defended.py", "tests/test_noise_power.py",
+               "tests/test_mutant_kills.py", SURVIVORS)),
+    "discrete_noise": ("dpcore/privacy/discrete_noise.py",
+                       ("tests/test_noise_defended.py", "tests/test_noise_power.py",
+                        SURVIVORS)),
+    "ledger": ("dpcore/privacy/ledger.py",
+               ("tests/test_ledger_lasting.py", "tests/test_mutant_kills.py", SURVIVORS)),
+    "door": ("dpcore/release/door.py",
+             ("tests/test_release_door.py", "tests/test_mutant_kills.py", SURVIVORS)),
+    "lloyd_calibration": ("dpcore/mechanisms/importance/calibration.py",
+                          ("tests/test_lloyd.py", "tests/test_importance.py", SURVIVORS)),
+    "importance_weights": ("dpcore/mechanisms/importance/sampling.py",
+                           ("tests/test_importance.py", "tests/test_lloyd.py", SURVIVORS)),
+    "friendlycore_filters": ("dpcore/mechanisms/friendlycore/filters.py",
+                             ("tests/test_friendlycore_core.py",
+                              "tests/test_friendlycore_mean.py", SURVIVORS)),
+    "maxcover_accounting": ("dpcore/mechanisms/maxcover/accounting.py",
+                            ("tests/test_maxcover.py", "tests/test_maxcover_preset.py",
+                             SURVIVORS)),
+    "sensitivity_sampler": ("dpcore/mechanisms/sensitivity/sampler.py",
+                            ("tests/test_sensitivity.py", "tests/test_sensitivity_config.py",
+                             "tests/test_noise_power.py", SURVIVORS)),
+}
+
+PYTEST_ARGS = ["-p", "no:xdist", "-p", "no:cacheprovider", "-p", "no:randomly", "-q",
+               "-m", "not slow and not data and not e2e and not acceptance"]
+#: a run of one module is stopped after this long (the machine is shared)
+MODULE_TIMEOUT_S = int(os.environ.get("DPCORE_MUTATE_TIMEOUT", "2400"))
+
+_STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests",
+           34: "skipped", 35: "suspicious", 36: "timeout", 24: "timeout", -24: "timeout",
+           152: "timeout", 255: "timeout", 37: "caught by type check", None: "not checked"}
+_STRING = re.compile(r"""(?:[rbuf]*)("([^"\\]|\\.)*"|'([^'\\]|\\.)*')""", re.IGNORECASE)
+
+
+def _toml_list(items) -> str:
+    return "[" + ", ".join(json.dumps(str(x)) for x in items) + "]"
+
+
+def _prepare(name: str, target: str, tests: tuple[str, ...]) -> Path:
+    work = WORK / name
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", ".pytest_cache")
+    for d in ("dpcore", "tests"):
+        shutil.copytree(ROOT / d, work / d, ignore=ignore)
+    conf = (ROOT / "pyproject.toml").read_text()
+    conf += (
+        "\n[tool.mutmut]\n"
+        'source_paths = ["dpcore"]\n'
+        f"only_mutate = {_toml_list([target])}\n"
+        'also_copy = ["tests", "pyproject.toml"]\n'
+        f"pytest_add_cli_args = {_toml_list(PYTEST_ARGS)}\n"
+        f"pytest_add_cli_args_test_selection = {_toml_list(tests)}\n"
+        # a mutant that loops (e.g. in a rejection sampler) is stopped after 4x the CPU time of
+        # its tests (mutmut's default 15x made one such mutant cost minutes)
+        "timeout_multiplier = 4.0\n"
+        "timeout_constant = 2.0\n"
+    )
+    (work / "pyproject.toml").write_text(conf)
+    return work
+
+
+def _diff_lines(work: Path, target: str, mutants: list[str]) -> dict[str, tuple[str, str]]:
+    """(removed line, added line) of each mutant, from mutmut's own diff, in one process."""
+    if not mutants:
+        return {}
+    proc = subprocess.run([sys.executable, __file__, "--diffs", target, *mutants], cwd=work,
+                          capture_output=True, text=True)
+    try:
+        return {k: tuple(v) for k, v in json.loads(proc.stdout).items()}
+    except json.JSONDecodeError:
+        return {k: ("?", proc.stderr[-200:]) for k in mutants}
+
+
+def _print_diffs(target: str, mutants: list[str]) -> None:
+    """(run inside a module's work directory) print {mutant: [old, new]} as JSON."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    out = {}
+    for k in mutants:
+        text = get_diff_for_mutant(k, path=target)
+        minus = [ln[1:].strip() for ln in text.splitlines()
+                 if ln.startswith("-") and not ln.startswith("---")]
+        plus = [ln[1:].strip() for ln in text.splitlines()
+                if ln.startswith("+") and not ln.startswith("+++")]
+        out[k] = [" / ".join(minus), " / ".join(plus)]
+    print(json.dumps(out))
+
+
+def _only_a_string(old: str, new: str) -> bool:
+    """The mutant changes only the text inside string literals (e.g. an error message)."""
+    if old == new or not old:
+        return False
+    return _STRING.sub('""', old) == _STRING.sub('""', new)
+
+
+def run_module(name: str) -> dict:
+    target, tests = MODULES[name]
+    work = _prepare(name, target, tests)
+    t0 = time.monotonic()
+    log = work / "mutmut-run.log"
+    with open(log, "w") as f:
+        try:
+            proc = subprocess.run(["nice", "-n", "10", str(MUTMUT), "run", "--max-children", "1"],
+                                  cwd=work, stdout=f, stderr=subprocess.STDOUT,
+                                  timeout=MODULE_TIMEOUT_S)
+            rc = proc.returncode
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
+    seconds = time.monotonic() - t0
+    meta = work / "mutants" / (target + ".meta")
+    if not meta.exists():
+        return {"module": name, "file": target, "tests": tests, "error": f"mutmut rc={rc}, no "
+                f"results (see {log.relative_to(ROOT)})", "seconds": seconds}
+    codes = json.loads(meta.read_text())["exit_code_by_key"]
+    status = {k: _STATUS.get(v, "suspicious") for k, v in codes.items()}
+    count = {s: sum(v == s for v in status.values()) for s in set(status.values())}
+    survivors = []
+    left = sorted(k for k, s in status.items() if s in ("survived", "not checked", "no tests"))
+    diffs = _diff_lines(work, target, left)
+    for k in left:
+        old, new = diffs.get(k, ("?", "?"))
+        survivors.append({"mutant": k, "status": status[k], "old": old, "new": new,
+                          "string_only": _only_a_string(old, new)})
+    # a timeout (the mutant made a test loop) and a crash count as detected, as in mutmut
+    detected = sum(count.get(s, 0) for s in ("killed", "timeout", "segfault"))
+    tested = detected + sum(count.get(s, 0) for s in ("survived", "suspicious"))
+    strings = sum(s["string_only"] for s in survivors if s["status"] == "survived")
+    return {"module": name, "file": target, "tests": tests, "rc": rc, "seconds": seconds,
+            "counts": count, "total": len(status), "killed": detected, "tested": tested,
+            "score": detected / tested if tested else float("nan"),
+            "score_without_strings": detected / (tested - strings) if tested > strings else
+            float("nan"),
+            "string_survivors": strings, "survivors": survivors}
+
+
+def _print(r: dict) -> None:
+    if "error" in r:
+        print(f"{r['module']:22s} ERROR: {r['error']}")
+        return
+    c = r["counts"]
+    print(f"{r['module']:22s} {r['total']:4d} mutants: {r['killed']:4d} detected, "
+          f"{c.get('survived', 0):3d} survived ({r['string_survivors']} only a string's text), "
+          f"{c.get('no tests', 0):3d} no tests; score {r['score']:.1%} "
+          f"({r['score_without_strings']:.1%} without string-only; {c.get('timeout', 0)} "
+          "of the detected are timeouts); "
+          f"{r['seconds']:.0f} s", flush=True)
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--diffs"]:
+        _print_diffs(argv[1], argv[2:])
+        return 0
+    if "--list" in argv:
+        for name, (target, tests) in MODULES.items():
+            print(f"{name:22s} {target}  <-  {' '.join(tests)}")
+        return 0
+    names = [a for a in argv if not a.startswith("-")] or list(MODULES)
+    unknown = [n for n in names if n not in MODULES]
+    if unknown:
+        print(f"unknown module(s) {unknown}; choose from {list(MODULES)}")
+        return 2
+    WORK.mkdir(exist_ok=True)
+    t0 = time.monotonic()
+    results = []
+    report = WORK / "report.json"
+    for name in names:
+        r = run_module(name)
+        results.append(r)
+        _print(r)
+        old = json.loads(report.read_text()) if report.exists() else {}
+        old[name] = r  # written after every module: a stopped run keeps what it measured
+        report.write_text(json.dumps(old, indent=1, ensure_ascii=False, default=str))
+    total = time.monotonic() - t0
+    print(f"\nmake mutate: {len(names)} module(s) in {total / 60:.1f} min\n")
+    for r in results:
+        for s in r.get("survivors", []):
+            tag = "string" if s["string_only"] else s["status"]
+            print(f"  [{r['module']}] {s['mutant'].split('.')[-1]} ({tag}): "
+                  f"{s['old'][:90]}  →  {s['new'][:90]}")
+    print(f"\nreport: {report.relative_to(ROOT)}")
+    return 1 if any("error" in r for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

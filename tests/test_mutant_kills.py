@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import dpcore.release.door as door_mod
-from dpcore.mechanisms.lloyd import estimator as lloyd_est
+from dpcore.mechanisms.lloyd import algorithm as lloyd_est  # the functional core DPLloyd calls
 from dpcore.mechanisms.lloyd.domain import box_domain
 from dpcore.mechanisms.lloyd.estimator import DPLloyd, noisy_lloyd_update
 from dpcore.privacy import noise

@@ -117,6 +117,27 @@ REVIEWED: dict[str, list[tuple[str, str]]] = {
          "reference serve the reproduction reports (Fig. 2, the C1–C3 checks), no release path "
          "calls them (LinearProfile's own validation repeats lloyd_profile's, which is tested)"),
     ],
+    "friendlycore_filters": [
+        (r"friendly_core__mutmut_(139)$|BasicFilterǁapply__mutmut_10$|"
+         r"zCDPFilterǁapply__mutmut_87$|required_size__mutmut_31$", "equivalent in practice: < "
+         "and <= (> and >=) differ on a uniform or noisy value hitting a float threshold exactly"),
+        (r"friendly_core__mutmut_7[3-6]$", "equivalent in outcome: zCDPFilter validates ρ and the "
+         "filter's δ again, and ZCDP(ρ, δ) refuses a δ ≥ 1 (later, with the same message)"),
+        (r"zCDPFilterǁapply__mutmut_2[36]$", "equivalent: n > 0 with n̂ ≤ 0 (or n̂ = 0) also "
+         "satisfies 2n̂/δ ≤ 1, so the output is empty on either branch"),
+        (r"required_size__mutmut_(33|41|43|46)$", "equivalent: the doubling starts at 2 (a "
+         "required size of 1 needs τ ≤ 1/2, impossible), an unreachable size is any value > n, "
+         "and bisection from hi//3 still brackets the first passing size of a monotone test"),
+        (r"_check_enough__mutmut_16$", "not triaged: a boundary at need = n needs a fixed point "
+         "of required_size(n=·), not constructed"),
+    ],
+    "maxcover_accounting": [
+        (r"_clamp_noisy_avg__mutmut_[36]$", "equivalent: warnings.warn's default category is "
+         "UserWarning"),
+        (r"_clamp_noisy_avg__mutmut_13$", "not killable under mutmut: its trampoline adds a stack "
+         "frame, so a test that holds with and without it can pin 'not inside accounting.py' "
+         "(which kills stacklevel=1) but not 3 against 4"),
+    ],
     "lloyd_calibration": [
         (r"_privacy_noise_for_size__mutmut_(18|21|25)$", "equivalent: f_lo only caches f at the "
          "lower end; its sign is right in every variant, and the root comes from the correctly "

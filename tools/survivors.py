@@ -145,7 +145,7 @@ REVIEWED: dict[str, list[tuple[str, str]]] = {
          "k ≤ m, condition (2) implies (1) (k ≥ m(1 − γ + ρ + √(log(1/ρ)/2m)) forces γ − ρ ≥ the "
          "DKW term), so mutants that weaken (1) change nothing; k = 1 never satisfies (2) for "
          "γ < 1; γ = 0 is excluded by ρ < γ; the rest move a 1e-9 rounding tolerance"),
-        (r"_ceil__mutmut_[38]$|_config_min_gamma__mutmut_9$|sampler_config__mutmut_(51|6[89])$",
+        (r"_ceil__mutmut_[238]$|_config_min_gamma__mutmut_9$|sampler_config__mutmut_(51|6[89])$",
          "equivalent in practice: the 1e-9 rounding tolerance, or a value exactly at 1"),
         (r"_config_min_k__mutmut_26$|_config_min_m__mutmut_(24|2[78]|33)$", "equivalent: a larger "
          "k is capped at m, and at the smallest m (or k) the order statistic is k = m already; "
@@ -204,8 +204,8 @@ def classify(module: str, s: dict) -> tuple[str, str]:
             return ("not triaged" if why.startswith("not triaged") else "reviewed"), why
     if s.get("status") == "no tests":
         return "not triaged", "no selected test reaches the function"
-    if _only_strings(old, new) and re.search(r"\b(SELECT|INSERT|DELETE|UPDATE|WHERE|VALUES)\b",
-                                             old, re.IGNORECASE):
+    if _only_strings(old, new) and re.search(
+            r"\b(SELECT \w|INSERT INTO|DELETE FROM|UPDATE \w+ SET|WHERE \w+ =|VALUES \()", old):
         return "sql", ""
     messagey = re.search(r"raise |Error\(|warn|Refused\(|^f?\"|^\"|^f'", old)
     if (_only_strings(old, new) and messagey) or re.search(

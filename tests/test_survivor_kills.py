@@ -1617,3 +1617,64 @@ def test_friendly_core_final_run_survivors():
     a = fc.zCDPFilter(1.0, 1e-6).apply(counts, rng=11)
     b = fc.zCDPFilter(1.0, 1e-6).apply(counts, rng=11)
     assert a.n_hat == b.n_hat and a.threshold == b.threshold
+
+
+def test_em_epsilon_for_defaults_to_the_exact_bound():
+    """``em_epsilon_for__mutmut_1/2``: without ``bound`` the exact inverse is used."""
+    assert acc.em_epsilon_for(0.5, 1e-6) == acc.em_epsilon_for(0.5, 1e-6, "exact")
+    assert acc.em_privacy_loss(acc.em_epsilon_for(0.5, 1e-6), 1e-6) == pytest.approx(0.5)
+
+
+def test_sensitivity_final_run_survivors():
+    """Final-run sensitivity-sampler survivors: ``theorem15_holds`` 11 (ρ must stay below ½),
+    ``rho_for_m`` 3/6/7 and ``rdp_gamma_under_shift`` 11/14/15 (the count's name), ``respond``
+    6/102/126/130 (default h = 1, a scalar Gaussian response is a float, the exponential
+    mechanism's seeded stream), ``sample_then_respond`` 4/6/58/130/131/196/197 (defaults, the
+    oracle-is-the-data warning points at the caller, a reused estimate with γ ≥ 1 is refused,
+    the calibration reaches respond, candidates only index an exponential-mechanism pick)."""
+    import dataclasses
+
+    from dpcore.privacy.guarantees import PrivacyLeakWarning
+
+    assert not ss.theorem15_holds(1000, 1000, 0.9, 0.6)
+    with pytest.raises(ValueError, match=r"^m must be an integer >= 1"):
+        ss.rho_for_m(0)
+    with pytest.raises(ValueError, match=r"^n must be an integer >= 1"):
+        ss.rdp_gamma_under_shift(0.1, 0, 0.01)
+    lattice = ss.bernstein_lattice(10, 1)
+    rel, _ = ss.respond(np.sin(lattice).ravel(), sensitivity=0.1, epsilon=1.0,
+                        mechanism="bernstein", rng=0)
+    assert rel.h == 1 and rel.lattice_k == 10
+    g, _ = ss.respond(0.5, sensitivity=0.1, epsilon=1.0, delta=1e-6, mechanism="gaussian", rng=0)
+    assert type(g) is float
+    flat = np.zeros(20)
+    picks = [ss.respond(flat, sensitivity=100.0, epsilon=1.0, mechanism="exponential",
+                        rng=s)[0] for s in range(12)]
+    assert picks == [ss.respond(flat, sensitivity=100.0, epsilon=1.0, mechanism="exponential",
+                                rng=s)[0] for s in range(12)]
+    assert len(set(picks)) > 1
+    stat = sstats.get_statistic("mean")
+    X = np.random.default_rng(0).uniform(0, 1, (40, 1))
+    oracle = np.random.default_rng(1).uniform(0, 1, (500, 1))
+    with pytest.warns(PrivacyLeakWarning, match="resamples the private data set") as w:
+        ss.sample_then_respond(stat, X, X, epsilon=1.0, gamma=0.2, rng=0)
+    assert not w[0].filename.endswith("sampler.py")
+    r = ss.sample_then_respond(stat, X, oracle, epsilon=1.0, gamma=0.2, rng=0)
+    bad = dataclasses.replace(r.sensitivity, config=dataclasses.replace(r.sensitivity.config,
+                                                                       gamma=1.0))
+    with pytest.raises(ValueError, match=r"gives no random-DP confidence \(gamma >= 1\)"):
+        ss.sample_then_respond(stat, X, oracle, epsilon=1.0, sensitivity=bad, rng=0)
+    c = ss.sample_then_respond(stat, X, oracle, epsilon=0.5, delta=1e-6, gamma=0.2,
+                               mechanism="gaussian", calibration="classic", rng=0)
+    assert c.noise_scale == pytest.approx(
+        c.sensitivity.delta_hat * math.sqrt(2 * math.log(1.25 / 1e-6)) / 0.5)
+    lap = ss.sample_then_respond(stat, X, oracle, epsilon=1.0, gamma=0.2, rng=0,
+                                 candidates=["a", "b"])
+    assert np.asarray(lap.value).shape == (1,)
+    def curve(d):
+        mu = float(np.mean(d))
+        return lambda y: np.sin(np.asarray(y, dtype=float) * mu)
+
+    b = ss.sample_then_respond(curve, X, oracle, epsilon=1.0, gamma=0.2, mechanism="bernstein",
+                               rng=0)
+    assert b.value.h == 1 and b.value.lattice_k == 10

@@ -31,15 +31,34 @@ def curator(tmp_path, monkeypatch):
     monkeypatch.setenv("DPCORE_PRIVATE_DATA", str(data))
     monkeypatch.setenv("DPCORE_PRIVATE_SCHEMA", str(schema))
     monkeypatch.setenv("DPCORE_PRIVATE_BUDGET", "3,1e-5")
+    # the curator's grant: ann may spend the whole budget
+    from dpcore.privacy.guarantees import ApproxDP
+    from dpcore.release.curator import open_door
+
+    TOKENS.clear()
+    TOKENS["ann"] = open_door(data, schema, "3,1e-5").ledger.grant("ann", ApproxDP(3, 1e-5))
     yield tmp_path
     clear_caches()
 
 
-def session(page: str = "pages/data.py", query: dict | None = None) -> AppTest:
+TOKENS: dict[str, str] = {}
+
+
+def login(at: AppTest, name: str, token: str) -> AppTest:
+    """Type a name and token into the login form of a curator deployment, as an analyst does."""
+    at.text_input(key="login_name").input(name)
+    at.text_input(key="login_token").input(token)
+    return at.button(key="login_submit").click().run()
+
+
+def session(page: str = "pages/data.py", query: dict | None = None, *,
+            analyst: str | None = "ann") -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
     for k, v in (query or {}).items():
         at.query_params[k] = v
     at.run()
+    if analyst is not None:
+        login(at, analyst, TOKENS[analyst])
     if page != "pages/data.py":
         at.switch_page(page).run()
     assert not at.exception

@@ -398,14 +398,15 @@ def _totals_rows(acc, share: dict | None) -> list[dict[str, str]]:
     return rows
 
 
-def _output_text(rec: dict) -> str:
-    if not rec["kept"]:
-        return ""
+def _output_text(rec: dict, description) -> str:
+    """A kept output in the table's units (rounded), or ⊥."""
+    from dpcore.release.curator import table_units
+
     if rec["output"] is None:
         return "⊥"
+    out = table_units(rec["output"], description)
     return json.dumps({k: v if not isinstance(v, list) else np.round(
-        np.asarray(v, dtype=float), 5).tolist() for k, v in rec["output"].items()},
-        default=str)[:2000]
+        np.asarray(v, dtype=float), 5).tolist() for k, v in out.items()}, default=str)[:2000]
 
 
 def ledger_release_view(*, curator: bool) -> None:
@@ -447,7 +448,8 @@ def ledger_release_view(*, curator: bool) -> None:
                    "every analyst's).")
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True)
-        kept = [{"#": i + 1, "released output (centred coordinates)": _output_text(r),
+        desc = door_or_stop().description
+        kept = [{"#": i + 1, "released output (table units)": _output_text(r, desc),
                  "label": r["label"]} for i, r in enumerate(recs) if r["kept"]]
         if kept:
             with st.container(key="dpout_ledger"):  # kept DP outputs (⊥ included)

@@ -50,6 +50,10 @@ def add_ledger_flags(led) -> None:
     led.add_argument("--rho", type=float, help="grant: the analyst's ρ (zCDP budgets)")
     led.add_argument("--adopt", action="store_true",
                      help="verify: accept the ledger file as it is now (after a restore)")
+    led.add_argument("--token", help="export: a named analyst's token (or "
+                                     "$DPCORE_ANALYST_TOKEN): only their own entries")
+    led.add_argument("--format", choices=["json", "csv"],
+                     help="export: JSON (default) or CSV (default: from --out's suffix)")
 
 
 def ledger_curator_action(args: argparse.Namespace) -> int:

@@ -24,13 +24,15 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from dpcore.core.errors import LedgerError
 from dpcore.privacy.guarantees import Guarantee, RandomDP
 from dpcore.privacy.ledger import LEDGER_DIR_ENV, LastingLedger, named_key, parse_budget
 from dpcore.release.schema import PublicDescription
 
 __all__ = ["ENV", "Deployment", "curator_env", "dataset_name", "deployment_from_env",
-           "open_door", "release_ledger"]
+           "open_door", "release_ledger", "table_units"]
 
 #: Environment variables of a curator deployment (the ledger directory: ``DPCORE_LEDGER_DIR``).
 ENV = {"data": "DPCORE_PRIVATE_DATA", "schema": "DPCORE_PRIVATE_SCHEMA",
@@ -125,6 +127,27 @@ def release_ledger(name: str, description, budget: Guarantee | None,
         if not keep_stored_budget or budget is None:
             raise
         return LastingLedger(key, None, **opts)  # its releases were charged to that budget
+
+
+#: Released outputs that are points in the description's space (centred by the mechanisms).
+POINT_NAMES = ("centers", "mean")
+
+
+def table_units(output: dict | None, description) -> dict | None:
+    """A kept output (JSON, :mod:`dpcore.privacy.ledger_outputs`) in the table's units: the
+    description's centre added to its points (post-processing); other values as released."""
+    if output is None or description is None:
+        return output
+    if not isinstance(description, PublicDescription):
+        description = PublicDescription.from_dict(description)
+    centre = description.center_array()
+    out = {}
+    for name, value in output.items():
+        if name in POINT_NAMES and value is not None:
+            pts = np.atleast_2d(np.asarray(value, dtype=float)) + centre
+            value = pts.tolist() if np.ndim(value) > 1 else pts[0].tolist()
+        out[name] = value
+    return out
 
 
 def curator_env(data: str | None, schema: str | None, budget: str | None,

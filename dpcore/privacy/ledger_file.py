@@ -390,11 +390,11 @@ class Store:
                             "the file was replaced")
                     if head is not None:
                         raise self._moved()
+                    made_here = new_file and empty
                     ledger_id = self.init_schema(con)
                     _, last = self.last(con, ledger_id)
                     n = con.execute("SELECT count(*) FROM entries").fetchone()[0]
                     head = Head(ledger_id, n, last, n, last)
-                    made_here = new_file and empty
                     self.write_head(head)
                 ledger_id, rows = self.verify(con, head, write=True)
                 yield con, ledger_id, rows

@@ -409,6 +409,10 @@ def _output_text(rec: dict, description) -> str:
         np.asarray(v, dtype=float), 5).tolist() for k, v in out.items()}, default=str)[:2000]
 
 
+#: What the ledger's JSON download says of each release (its DP output has its own download).
+_PUBLIC_FIELDS = ("label", "mechanism", "params", "guarantee", "account", "analyst", "origin")
+
+
 def ledger_release_view(*, curator: bool) -> None:
     """The lasting ledger of the data set: totals (basic and tight, per account; the analyst's
     own share in a curator deployment), entries with their kept DP outputs (an analyst sees only
@@ -455,13 +459,20 @@ def ledger_release_view(*, curator: bool) -> None:
             with st.container(key="dpout_ledger"):  # kept DP outputs (⊥ included)
                 st.caption("Released outputs, kept with their entries (public once released).")
                 st.dataframe(pd.DataFrame(kept), hide_index=True)
+                st.download_button(
+                    "Released outputs (JSON)", json.dumps(
+                        [{"#": k["#"], "label": k["label"],
+                          "output": json.loads(k["released output (table units)"])
+                          if k["released output (table units)"] != "⊥" else None}
+                         for k in kept], indent=2), file_name="released_outputs.json",
+                    mime="application/json", key="dpout_ledger_outputs", on_click="ignore",
+                    icon=":material/download:")
     else:
         st.write("No release recorded yet.")
     doc = {"budget": led.budget.as_dict(), "total": led.total().as_dict(),
            "remaining": remaining.as_dict(), "accounts": acc.as_dict(),
            "share": share,
-           "entries": [{k: v for k, v in r.items() if not k.startswith("_") and k != "time"}
-                       for r in recs]}
+           "entries": [{k: v for k, v in r.items() if k in _PUBLIC_FIELDS} for r in recs]}
     st.download_button("Ledger (JSON)", json.dumps(doc, indent=2, default=str),
                        file_name="privacy_ledger.json", mime="application/json",
                        key="ledger_json", on_click="ignore", icon=":material/download:")

@@ -302,8 +302,10 @@ def _break(kind: str, ledger_dir, monkeypatch) -> None:
         real = lf.Store.connect
         monkeypatch.setattr(lf.Store, "connect",
                             lambda self, *, write, create=False: real(self, write=False))
-    elif kind == "disk full":  # SQLite's SQLITE_FULL on the insert (tests/test_ledger_errors.py
-        import sqlite3           # makes a real one; a small row may fit a page's free space)
+    elif kind == "disk full":
+        # SQLite's SQLITE_FULL on the insert (tests/test_ledger_errors.py makes a real one; a
+        # release's small row may fit a page's free space)
+        import sqlite3
 
         def append(self, *args, **kwargs):
             raise sqlite3.OperationalError("database or disk is full")

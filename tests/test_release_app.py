@@ -337,3 +337,40 @@ def test_a_ledger_that_cannot_be_used_is_a_clear_message_in_the_app(curator, mon
     assert not any(str(ledger_dir) in m or "sqlite" in m.lower() for m in messages)
     if at.sidebar.metric:  # the ledger still reads (read-only, full disk): nothing charged
         assert remaining(at) == before
+
+
+def test_openid_connect_login_when_the_curator_configured_it(curator):
+    """The st.login path (AppTest seeds st.user; no provider is contacted). Bugs caught: the
+    token form shown although [auth] is configured, an identity without a grant let in (or
+    spending the unallocated budget), releases not recorded under the identity's e-mail."""
+    from dpcore.privacy.guarantees import ApproxDP
+    from dpcore.release.curator import open_door
+
+    clear_caches()
+    open_door(curator / "private.csv", curator / "schema.json", "3,1e-5").ledger.revoke("ann")
+    clear_caches()
+    open_door(curator / "private.csv", curator / "schema.json", "3,1e-5").ledger.grant(
+        "eve@example.org", ApproxDP(2.0, 5e-6))
+    auth = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "s" * 32,
+            "client_id": "dpcore", "client_secret": "x",
+            "server_metadata_url": "http://127.0.0.1:1/.well-known/openid-configuration"}
+
+    def run_as(user: dict) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.secrets["auth"] = auth
+        at.user = user
+        return at.run()
+
+    anon = run_as({"is_logged_in": False})
+    assert not anon.exception and not anon.text_input and not anon.sidebar.metric
+    assert [b.proto.label for b in anon.button] == ["Log in"]
+    stranger = run_as({"is_logged_in": True, "email": "mallory@example.org"})
+    assert any("has no share" in e.value for e in stranger.error)
+    assert not stranger.sidebar.metric
+    eve = run_as({"is_logged_in": True, "email": "eve@example.org"})
+    assert remaining(eve) == "ε 2"
+    eve.switch_page("pages/importance.py").run()
+    eve.button(key="importance_release").click().run()
+    assert not eve.error and remaining(eve) == "ε 1"
+    led = open_door(curator / "private.csv", curator / "schema.json", None).ledger
+    assert [r["analyst"] for r in led.records()] == ["eve@example.org"]

@@ -103,6 +103,10 @@ def remaining(pg) -> str:
 
 def login(pg, name: str, token: str) -> None:
     """The login form of a curator deployment (a new session: every tab, reload, goto)."""
+    dialog = pg.get_by_role("dialog")  # e.g. Streamlit's "Page not found" for /data
+    if dialog.count():
+        pg.keyboard.press("Escape")
+        dialog.wait_for(state="hidden")
     pg.get_by_label("Analyst name").fill(name)
     pg.get_by_label("Token").fill(token)
     pg.get_by_role("button", name="Log in").click()

@@ -99,8 +99,13 @@ def ledger_curator_action(args: argparse.Namespace) -> int:
         if not rows:
             print("no named analysts: every release spends from the whole budget")
         for r in rows:
+            who = None if r["analyst"] == "(unallocated)" else r["analyst"]
+            acc = led.share_accounts(who)
+            tight = "" if acc["tight"] is None else f"; tight {acc['tight']}"
+            rnd = "" if acc["random"] is None else f"; random DP {acc['random']}"
             print(f"{r['analyst']}: share {r['allocation']}; {r['releases']} release(s); "
-                  f"spent {r['spent']}; remaining {r['remaining']}")
+                  f"spent {r['spent']} (basic {acc['basic']}{tight}{rnd}); remaining "
+                  f"{r['remaining']}")
         return 0
     if not args.name:
         raise CLIError(f"ledger {args.action} needs the analyst's NAME")

@@ -15,9 +15,15 @@ processes spending at the same moment are serialised by SQLite's write lock, so 
 never exceed the budget. Named analysts (:meth:`LastingLedger.grant`) spend from their own
 allocation with a token the curator gave them.
 
+**Released outputs.** After computing, the door appends each release's DP output (public once
+released; ⊥ as null) as an ``output`` event naming its release's hash
+(:mod:`dpcore.privacy.ledger_outputs`): a reloaded page shows it again and ``dpcore ledger
+export`` writes it; a named analyst sees only their own.
+
 **Integrity.** The ``entries`` table is an append-only log of events (a budget set, a
-description, a release, a stored DP output, a reset, a grant): each row holds the SHA-256 of
-the previous row and of its own content, so a row edited or deleted by hand breaks the chain.
+description, a release, a kept output, a stored DP output, a reset, a grant): each row holds
+the SHA-256 of the previous row and of its own content, so a row edited or deleted by hand
+breaks the chain.
 The chain's head (and the ledger's random id) is also kept outside the SQLite file, in
 ``ledger.sqlite3.head``: a file moved away (SQLite would silently start an empty one), replaced
 by another ledger or by an older copy of itself is noticed. The other tables (budgets,

@@ -79,13 +79,14 @@ def analyst_door(dep):
     name = st.session_state.get(ANALYST)
     if door is None or name is None:
         return None
+    try:
+        led = door.ledger.as_analyst(name)  # every run: a grant revoked since logs them out
+    except (LoginRefused, LedgerError):
+        for key in (ANALYST, _DOOR):
+            st.session_state.pop(key, None)
+        return None
     mine = st.session_state.get(_DOOR)
     if mine is None or mine[0] is not door or mine[1] != name:
-        try:
-            led = door.ledger.as_analyst(name)
-        except (LoginRefused, LedgerError):
-            st.session_state.pop(ANALYST, None)
-            return None
         own = copy.copy(door)  # shares the table, not the ledger's analyst
         own.ledger = led
         mine = (door, name, own)

@@ -226,6 +226,20 @@ def test_a_wrong_login_says_nothing_about_the_name_and_the_token_is_kept_nowhere
     assert "ann" in " ".join(c.value for c in at.sidebar.caption)
 
 
+def test_a_revoked_analyst_is_logged_out_on_the_next_run(curator):
+    """Bug caught: a session that logged in before the curator revoked the grant keeps its
+    door (and the page keeps showing the data set's views)."""
+    from dpcore.release.curator import open_door
+
+    at = session("pages/importance.py")
+    assert at.button(key="importance_release")
+    open_door(curator / "private.csv", curator / "schema.json", None).ledger.revoke("ann")
+    at.run()
+    assert not at.exception and not at.sidebar.metric
+    assert at.text_input(key="login_token") and not [b for b in at.button
+                                                     if b.key == "importance_release"]
+
+
 def test_two_analysts_each_spend_their_own_share(curator, monkeypatch):
     """Bug caught: an analyst's session spending from the unallocated budget or from another's
     share, or the sidebar showing the data set's budget instead of the analyst's share."""

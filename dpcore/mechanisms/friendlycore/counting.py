@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from dpcore.core.compiled import nogil_jit
-from dpcore.core.threads import map_row_chunks
+from dpcore.core.threads import N_THREADS, map_row_chunks
 from dpcore.data.geometry import row_norms, squared_distances
 
 __all__ = [
@@ -331,23 +331,40 @@ def reference_fraction(target_size: float, n_hat: float) -> float:
     return min(1.0, float(target_size) / float(n_hat))
 
 
+@nogil_jit
+def _radius_hist_kernel(X, r2, hist, start, stop):  # pragma: no cover - compiled
+    """hist[b] += #{(i, j) : i ∈ [start, stop), j > i, r2[b-1] < ‖x_i − x_j‖² ≤ r2[b]}."""
+    n, d = X.shape
+    for i in range(start, stop):
+        for j in range(i + 1, n):
+            s = 0.0
+            for q in range(d):
+                diff = X[i, q] - X[j, q]
+                s += diff * diff
+            hist[np.searchsorted(r2, s)] += 1  # side="left": the first b with s ≤ r2[b]
+
+
 def total_friends(X: np.ndarray, radii: np.ndarray, *, block_rows: int | None = None) -> np.ndarray:
-    """``Σ_i #{j : ‖x_i − x_j‖ ≤ r}`` for every r in ``radii``, in one blocked pass.
+    """``Σ_i #{j : ‖x_i − x_j‖ ≤ r}`` for every r in ``radii``, in one pass over the pairs.
 
     CheckDiam (Sec. 5.1.2) needs only this total; FindDiam probes several radii, so computing the
-    whole profile once costs one distance pass instead of one per probe.
+    whole profile once costs one distance pass instead of one per probe. Each unordered pair is
+    visited once in a compiled loop (it counts twice; every i is its own friend at distance 0).
+    ``block_rows`` is ignored (kept for callers of the former blocked numpy version).
     """
-    (X,) = _shifted(np.asarray(X, dtype=float))
+    X = np.ascontiguousarray(X, dtype=float)
     radii = np.asarray(radii, dtype=float)
     order = np.argsort(radii)
-    r2 = radii[order] ** 2
+    r2 = np.ascontiguousarray(radii[order] ** 2)
     n = X.shape[0]
-    hist = np.zeros(r2.size + 1, dtype=np.int64)
-    step = block_rows or _block_rows(n)
-    for start in range(0, n, step):
-        D = squared_distances(X[start : start + step], X)
-        # Bucket b holds pairs with r2[b-1] < D ≤ r2[b]; pairs beyond the largest go to the end.
-        hist += np.bincount(np.searchsorted(r2, D.ravel(), side="left"), minlength=r2.size + 1)
+    # Row i has n − i − 1 pairs: cut the triangle into N_THREADS pieces of equal area.
+    parts = max(1, min(N_THREADS, n // 256))
+    cuts = [round(n * (1.0 - math.sqrt(1.0 - p / parts))) for p in range(parts + 1)]
+    hists = [np.zeros(r2.size + 1, dtype=np.int64) for _ in range(parts)]
+    map_row_chunks(lambda sl: [_radius_hist_kernel(X, r2, hists[p], cuts[p], cuts[p + 1])
+                               for p in range(sl.start, sl.stop)], parts, min_rows=1)
+    hist = 2 * sum(hists)
+    hist[0] += n  # the diagonal: distance 0 ≤ every r ≥ 0
     totals = np.empty(r2.size, dtype=np.int64)
     totals[order] = np.cumsum(hist[:-1])
     return totals

@@ -35,11 +35,16 @@ __all__ = [
     "FCBudgets",
     "KMeansPlan",
     "MAX_PARTS",
+    "Suggestion",
+    "comfortable_rows_per_part",
+    "estimated_seconds",
     "fc_budgets",
     "kmeans_plan",
+    "mean_rows_needed",
     "parts_needed",
     "replacement_multiplier",
     "rows_per_part",
+    "suggest",
     "too_few_parts_message",
 ]
 
@@ -242,3 +247,75 @@ def kmeans_plan(
         msg += ("It works with " + " or ".join(options) + "." if options else
                 "No setting offered here makes it work with so few rows: use a larger data set.")
     return KMeansPlan(feasible, t, need, per, need * per, eps_needed, k_max, msg, reason)
+
+
+def mean_rows_needed(epsilon: float, delta: float) -> int:
+    """Fewest rows at which FC_Avg's zCDP filter keeps a core at (ε, δ)
+    (:func:`~dpcore.mechanisms.friendlycore.friendly_mean` with a known radius: its FriendlyCore
+    gets 0.1 of ρ(ε, δ/2) and a quarter of δ)."""
+    return int(required_size(0.1 * rho_for_epsilon(epsilon, delta / 2.0), delta / 4.0))
+
+
+def comfortable_rows_per_part(k: int) -> int:
+    """Rows per part at which the per-part k-means usually agree across parts on clustered data
+    (≈ 10 per cluster): the suggestion aims at this, the refusal only at :func:`rows_per_part`."""
+    return 10 * int(k)
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """Settings that work for a declared n (:func:`suggest`).
+
+    Attributes
+    ----------
+    epsilon : float or None — the smallest grid ε ≥ the asked one at which the mean has a core
+        and the clustering gets parts of ≥ :func:`comfortable_rows_per_part` rows (None: none).
+    plan : KMeansPlan — the clustering plan at that ε (at the asked ε when none works).
+    reason : str — one sentence saying why.
+    """
+
+    epsilon: float | None
+    plan: KMeansPlan
+    reason: str
+
+
+def suggest(n: int, k: int, *, epsilon: float, delta: float, mean_rows: int | None = None,
+            grid: Sequence[float] = EPSILON_GRID) -> Suggestion:
+    """The FriendlyCore ε to run at for ``n`` declared rows and k clusters (public inputs only).
+
+    ``mean_rows`` is the number of rows the private mean uses (default n). Keeps the asked ε
+    when it already works.
+    """
+    rows = int(n if mean_rows is None else mean_rows)
+    good = comfortable_rows_per_part(k)
+
+    def works(e: float) -> bool:
+        need = parts_needed(fc_budgets(epsilon=e, delta=delta))
+        return (mean_rows_needed(e, delta) <= rows and math.ceil(1.5 * need) <= MAX_PARTS
+                and math.ceil(1.5 * need) * good <= n)
+
+    eps = next((float(e) for e in sorted({*grid, float(epsilon)}) if e >= epsilon and works(e)),
+               None)
+    plan = kmeans_plan(n, k, epsilon=eps or epsilon, delta=delta, grid=grid)
+    if eps is None:
+        reason = (f"No ε offered here gives FriendlyCore clustering parts of {good} rows (10 per "
+                  f"cluster) on {n:,} rows with k = {k}: it needs a larger data set or a "
+                  "smaller k.")
+    elif eps == float(epsilon):
+        reason = (f"ε = {eps:g} works here: {plan.t:,} parts of about {n // plan.t:,} rows (at "
+                  f"least {plan.t_needed:,} parts are needed at this ε).")
+    else:
+        reason = (f"FriendlyCore runs at ε = {eps:g}, not {epsilon:g}: on {n:,} rows it is the "
+                  f"smallest ε at which its clustering gets parts of at least {good} rows "
+                  f"(10 per cluster; {plan.t:,} parts, at least {plan.t_needed:,} needed) and "
+                  "its mean keeps a core (the paper's own runs use ρ = 1, about ε = 8 at "
+                  "δ = 10⁻⁶).")
+    return Suggestion(eps, plan, reason)
+
+
+def estimated_seconds(n: int, d: int, k: int, t: int) -> float:
+    """Rough wall time of one fit on an idle 2-core machine: the per-part k-means++ (linear in
+    n) plus the tuple friend counting (t² pairs of k-tuples at most; measured on
+    ``benchmarks/bench_friendlycore.py``'s mixtures)."""
+    dd, kk = max(int(d), 2), int(k)
+    return 0.2 + 2.5e-7 * int(n) * kk * dd + 2e-9 * float(t) ** 2 * kk * kk * dd

@@ -83,7 +83,7 @@ eps = float(st.select_slider(
          "the friend counts), so this page suggests its own ε for the declared number of rows; "
          "the sidebar's ε is the starting point."))
 st.caption(sugg.reason)
-if sugg.epsilon is None:
+if not sugg.clustering_ok:
     b1, b2, _ = st.columns([2, 1, 1])
     if ds.key != FC_SAMPLE:
         b1.button("Use the generated 200k-row mixture", key="fc_use_big", on_click=_apply,
@@ -302,8 +302,8 @@ t = st.slider("Parts t", 2, t_hi, int(min(max(kplan.t, 2), t_hi)),
                    "but each part then has fewer rows to find the clusters in.")
 if kplan.feasible:
     st.caption(kplan.reason)
-else:
-    st.warning(kplan.message)
+else:  # advice with one-click changes, not an error: the page's other views stand
+    st.info(kplan.message)
     b1, b2, b3 = st.columns(3)
     if kplan.epsilon_needed is not None:
         b1.button(f"Use ε = {kplan.epsilon_needed:g}", key="fc_km_apply_eps", on_click=_apply,

@@ -56,10 +56,12 @@ def test_plan_suggestions_work_and_are_the_smallest():
     below = [e for e in (1.5, 2.0, 3.0, 5.0, 7.0) if e < plan.epsilon_needed]
     assert all(not kmeans_plan(n, k, epsilon=e, delta=delta).feasible for e in below)
     s = suggest(n, k, epsilon=1.0, delta=delta)
-    assert s.epsilon is not None and s.plan.feasible and s.epsilon >= plan.epsilon_needed
+    assert s.clustering_ok and s.plan.feasible and s.epsilon >= plan.epsilon_needed
     assert n // s.plan.t >= 10 * k and mean_rows_needed(s.epsilon, delta) <= n
     assert f"ε = {s.epsilon:g}" in s.reason and s.reason.count(". ") == 0  # one sentence
-    assert suggest(150, 5, epsilon=1.0, delta=delta).epsilon is None
+    tiny = suggest(150, 5, epsilon=1.0, delta=delta)  # iris: the mean only, at a larger ε
+    assert not tiny.clustering_ok and mean_rows_needed(tiny.epsilon, delta) <= 150
+    assert suggest(150, 5, epsilon=1.0, delta=delta, mean_rows=10).epsilon is None
     assert suggest(n, k, epsilon=s.epsilon, delta=delta).epsilon == s.epsilon  # kept when fine
 
 

@@ -269,12 +269,15 @@ class Suggestion:
     Attributes
     ----------
     epsilon : float or None — the smallest grid ε ≥ the asked one at which the mean has a core
-        and the clustering gets parts of ≥ :func:`comfortable_rows_per_part` rows (None: none).
-    plan : KMeansPlan — the clustering plan at that ε (at the asked ε when none works).
+        and the clustering gets parts of ≥ :func:`comfortable_rows_per_part` rows; when no ε
+        does, the smallest at which the mean alone works (None: not even that).
+    clustering_ok : bool — the clustering works at ``epsilon``.
+    plan : KMeansPlan — the clustering plan at ``epsilon`` (at the asked ε when None).
     reason : str — one sentence saying why.
     """
 
     epsilon: float | None
+    clustering_ok: bool
     plan: KMeansPlan
     reason: str
 
@@ -289,28 +292,32 @@ def suggest(n: int, k: int, *, epsilon: float, delta: float, mean_rows: int | No
     rows = int(n if mean_rows is None else mean_rows)
     good = comfortable_rows_per_part(k)
 
-    def works(e: float) -> bool:
-        need = parts_needed(fc_budgets(epsilon=e, delta=delta))
-        return (mean_rows_needed(e, delta) <= rows and math.ceil(1.5 * need) <= MAX_PARTS
-                and math.ceil(1.5 * need) * good <= n)
+    def mean_ok(e: float) -> bool:
+        return mean_rows_needed(e, delta) <= rows
 
-    eps = next((float(e) for e in sorted({*grid, float(epsilon)}) if e >= epsilon and works(e)),
-               None)
+    def clustering_ok(e: float) -> bool:
+        t = math.ceil(1.5 * parts_needed(fc_budgets(epsilon=e, delta=delta)))
+        return t <= MAX_PARTS and t * good <= n
+
+    options = [float(e) for e in sorted({*grid, float(epsilon)}) if e >= epsilon]
+    both = next((e for e in options if mean_ok(e) and clustering_ok(e)), None)
+    eps = both if both is not None else next((e for e in options if mean_ok(e)), None)
     plan = kmeans_plan(n, k, epsilon=eps or epsilon, delta=delta, grid=grid)
-    if eps is None:
-        reason = (f"No ε offered here gives FriendlyCore clustering parts of {good} rows (10 per "
-                  f"cluster) on {n:,} rows with k = {k}: it needs a larger data set or a "
-                  "smaller k.")
-    elif eps == float(epsilon):
-        reason = (f"ε = {eps:g} works here: {plan.t:,} parts of about {n // plan.t:,} rows (at "
+    if both is None:
+        reason = (f"FriendlyCore's clustering needs a larger data set or a smaller k: no ε "
+                  f"offered gives it parts of {good} rows (10 per cluster) on {n:,} rows with "
+                  f"k = {k}" + (f"; its mean runs at ε = {eps:g}, the smallest at which it keeps "
+                                "a core." if eps is not None else "."))
+    elif both == float(epsilon):
+        reason = (f"ε = {both:g} works here: {plan.t:,} parts of about {n // plan.t:,} rows (at "
                   f"least {plan.t_needed:,} parts are needed at this ε).")
     else:
-        reason = (f"FriendlyCore runs at ε = {eps:g}, not {epsilon:g}: on {n:,} rows it is the "
+        reason = (f"FriendlyCore runs at ε = {both:g}, not {epsilon:g}: on {n:,} rows it is the "
                   f"smallest ε at which its clustering gets parts of at least {good} rows "
                   f"(10 per cluster; {plan.t:,} parts, at least {plan.t_needed:,} needed) and "
                   "its mean keeps a core (the paper's own runs use ρ = 1, about ε = 8 at "
                   "δ = 10⁻⁶).")
-    return Suggestion(eps, plan, reason)
+    return Suggestion(eps, both is not None, plan, reason)
 
 
 def estimated_seconds(n: int, d: int, k: int, t: int) -> float:

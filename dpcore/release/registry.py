@@ -371,13 +371,6 @@ def _coreset_size(n: int) -> int:
     return int(min(n, max(200, n // 10)))
 
 
-def _fc_parts(p) -> int:
-    """FriendlyCore k-means' parts for the declared n: the estimator's own rule (issue 23.5)."""
-    from dpcore.mechanisms.friendlycore.planning import kmeans_plan
-
-    return kmeans_plan(int(p.n), int(p.k), epsilon=float(p.epsilon), delta=float(p.delta)).t
-
-
 ENTRIES: tuple[Entry, ...] = (
     Entry(
         "dpkmeans", "DP k-means (recommended)", "dpcore.estimators.dpkmeans:DPKMeans", _CENTERS,
@@ -437,7 +430,9 @@ ENTRIES: tuple[Entry, ...] = (
         variants=(Variant(
             "FriendlyCore k-means",
             lambda p: {"n_clusters": p.k, "epsilon": p.epsilon, "delta": p.delta,
-                       "radius": p.radius, "t": _fc_parts(p), "fallback": "dplloyd"},
+                       "radius": p.radius, "fallback": "dplloyd", "t": importlib.import_module(
+                           "dpcore.mechanisms.friendlycore.planning").kmeans_plan(  # one rule
+                           int(p.n), int(p.k), epsilon=p.epsilon, delta=p.delta).t},
             "FC_Clustering", "triangle-up", 3e-5,
             "FC_Clustering with a DP-Lloyd fallback (paper 002, Sec. 5.2.5)"),),
         description="FriendlyCore k-means clustering (paper 002)"),

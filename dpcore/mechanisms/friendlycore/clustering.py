@@ -198,12 +198,9 @@ def _check_fallback(value, name: str):
 def _check_parts(value, name: str):
     """t bounds the counting work (t × reference pairs of k-tuples): a public cap, checked
     before any data is read (issue 23: t = 10⁷ on 1,000 rows ran for > 90 s)."""
-    if value > MAX_PARTS:
-        raise ParameterError(name, f"{name} = {value:,} parts is more than the {MAX_PARTS:,} "
-                                   "FriendlyCore k-means accepts (its work grows with the number "
-                                   "of parts, not of rows); use dpcore.mechanisms.friendlycore."
-                                   "planning.kmeans_plan(n, k, ...) for a t that fits n")
-    return value
+    return limits.check_count(name, value, 1, MAX_PARTS, why=(
+        ": FriendlyCore k-means' work grows with the number of parts, not of rows; "
+        "dpcore.mechanisms.friendlycore.kmeans_plan(n, k, ...) gives a t that fits n"))
 
 
 class FriendlyCoreKMeans(DPClusterer):

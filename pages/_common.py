@@ -288,7 +288,7 @@ def default_spec(key: str, df: pd.DataFrame) -> dict[str, Any]:
         ds = SAMPLE_DATASETS[key]
         geo = box_geometry(ds.bounds)
         return {"columns": list(ds.columns), "center": list(geo.center), "radius": geo.radius,
-                "radius_from": "public bounds (longitude ∈ [-180, 180], latitude ∈ [-90, 90])",
+                "radius_from": f"public bounds ({ds.bounds_from})",
                 "radius_source": "public_bounds"}
     if key == SYNTHETIC:
         mix = mixture_params()

@@ -19,8 +19,9 @@ def _reference(X, dom, grid):
     return grid_bins(dom.sensitivity_norms(X), dom.radius, grid)
 
 
+@pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("shifted", [False, True])
-def test_bins_and_histogram_are_the_numpy_passes(shifted, monkeypatch):
+def test_bins_and_histogram_are_the_numpy_passes(shifted, compiled, monkeypatch):
     # Both thread chunks (forced) must write their own rows and add their histograms; a slip
     # at the chunk edge, a wrong centre shift or a floor instead of a ceiling shows up here.
     gen = np.random.default_rng(0)
@@ -28,8 +29,10 @@ def test_bins_and_histogram_are_the_numpy_passes(shifted, monkeypatch):
     dom = (box_domain((X.min(0), X.max(0)), 7, sum_noise="l2") if shifted
            else ball_domain(float(np.linalg.norm(X, axis=1).max()), 7))
     monkeypatch.setattr(threads, "MIN_ROWS_PER_THREAD", 100)
-    assert len(threads.row_chunks(5000)) == 2
-    bins, counts, finite = grid_histogram(X, dom.radius, 300, dom.center if shifted else None)
+    assert len(threads.row_blocks(5000)) > 2
+    with threads.thread_limit(3):
+        bins, counts, finite = grid_histogram(X, dom.radius, 300,
+                                              dom.center if shifted else None, compiled=compiled)
     ref = _reference(X, dom, 300)
     assert finite
     # the compiled sum may differ in its last bit: only a point on a bin edge may move

@@ -78,6 +78,7 @@ def test_row_blocks_do_not_depend_on_threads_and_runs_cover_each_block_once():
     assert all(s == [(b.start, b.stop) for b in blocks] for s in seen)
 
 
+@pytest.mark.slow  # a fresh interpreter: 2–7 s of imports on the shared machine
 def test_a_small_fit_never_imports_numba():
     """The CLI's per-call cost: a small fit must run on numpy, without loading the compiled
     kernels (numba's import and LLVM's start-up cost more than such a fit)."""
@@ -148,3 +149,21 @@ def test_diagnostics_false_keeps_nothing_and_says_so():
     with pytest.raises(AttributeError, match="diagnostics=False"):
         _ = km.individual_epsilon_
     assert not hasattr(DPLloyd(2, epsilon=1.0, radius=1.0), "individual_epsilon_")
+
+
+def test_a_dask_worker_task_uses_its_share_of_the_cores(clean_env):
+    """A worker running 4 tasks at once on 16 cores gives each task 4 threads (the machine's
+    16 in every task would oversubscribe 4×); outside a worker the default is unchanged."""
+    distributed = pytest.importorskip("distributed")
+
+    class Worker:
+        class state:
+            nthreads = 4
+
+    clean_env.setattr(threads, "available_cores", lambda: 16)
+    clean_env.setattr(threads, "_library_limit", lambda: None)
+    assert threads.n_threads() == 16  # not in a worker: get_worker raises ValueError
+    clean_env.setattr(distributed, "get_worker", lambda: Worker())
+    assert threads.n_threads() == 4
+    clean_env.setenv(threads.ENV_VAR, "2")  # a server's setting still wins
+    assert threads.n_threads() == 2

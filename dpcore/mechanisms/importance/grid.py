@@ -27,7 +27,7 @@ from dpcore.mechanisms.importance.sampling import SU_RHO, poisson_sample, privac
 from dpcore.privacy.noise import public_randomness
 
 __all__ = ["DEFAULT_GRID", "calibrate_lloyd_histogram", "grid_bins", "grid_histogram",
-           "grid_poisson_sample"]
+           "grid_poisson_sample", "privacy_grid_table"]
 
 # Bins of the norm grid: the envelope adds at most one bin-width of norm to each point's q.
 DEFAULT_GRID = 4096
@@ -39,6 +39,20 @@ def grid_bins(norms: np.ndarray, radius: float, grid: int = DEFAULT_GRID) -> np.
     np.ceil(idx, out=idx)
     np.clip(idx, 0, int(grid), out=idx)
     return idx.astype(np.intp)
+
+
+def privacy_grid_table(*, radius: float, grid: int, beta_sum: float, beta_count: float,
+                       n_iter: int, epsilon: float, points: np.ndarray | None = None
+                       ) -> np.ndarray:
+    """q_priv (Theorem 10 for the DP-Lloyd profile at target ε*) at the grid norms
+    z_j = j r/G, j = 0..G (or at ``points``, a subset of them): the sampler's table.
+
+    Every point of bin j (``grid_bins``) is kept with ``table[j]``, the upper envelope of
+    q_priv over the bin: a fixed function of x and public numbers (Definition 5).
+    """
+    z = float(radius) * np.arange(int(grid) + 1) / int(grid) if points is None else points
+    return privacy_probabilities(z, beta_sum=beta_sum, beta_count=beta_count, n_iter=n_iter,
+                                 target_epsilon=epsilon)
 
 
 @public_randomness("Poisson subsampling by thinning: the Geometric(q̄) gaps of the walk that "
@@ -135,8 +149,8 @@ def calibrate_lloyd_histogram(
     grid = r * np.arange(g + 1) / g
 
     def q_table(bs: float, z: np.ndarray = grid) -> np.ndarray:
-        return privacy_probabilities(z, beta_sum=bs, beta_count=kappa * bs, n_iter=t,
-                                     target_epsilon=eps)
+        return privacy_grid_table(radius=r, grid=g, beta_sum=bs, beta_count=kappa * bs,
+                                  n_iter=t, epsilon=eps, points=z)
 
     occupied = np.flatnonzero(counts)  # empty bins add nothing to the expected size
     z_occ, c_occ = grid[occupied], counts[occupied]

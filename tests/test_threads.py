@@ -45,6 +45,8 @@ def test_sklearn_n_jobs_convention_and_env_variable(clean_env):
     assert threads.n_threads(2) == 2  # an explicit n_jobs wins over the server default
     with threads.thread_limit(3):
         assert threads.n_threads() == 3
+        with threads.thread_limit(None):  # an estimator's n_jobs=None keeps the outer limit
+            assert threads.n_threads() == 3
     assert threads.n_threads() == 5
     clean_env.setenv(threads.ENV_VAR, "many")
     with pytest.raises(ValueError, match="DPCORE_NUM_THREADS must be a positive integer"):

@@ -157,6 +157,9 @@ def n_threads(n_jobs: int | None = None) -> int:
 def thread_limit(n_jobs: int | None) -> Iterator[None]:
     """Use ``n_jobs`` threads (scikit-learn's convention) for dpcore's row loops in this block
     (this thread and contexts copied from it; None: leave the default)."""
+    if n_jobs is None:  # an estimator's default: keep what an outer block set
+        yield
+        return
     token = _N_JOBS.set(resolve_n_jobs(n_jobs))
     try:
         yield

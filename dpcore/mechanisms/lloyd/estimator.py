@@ -100,6 +100,7 @@ from dpcore.mechanisms.importance import (
 from dpcore.mechanisms.importance.grid import (
     DEFAULT_GRID,
     calibrate_lloyd_histogram,
+    gather_rows,
     grid_histogram,
     grid_poisson_sample,
 )
@@ -551,7 +552,7 @@ class DPLloyd(LazyDiagnostics, DPClusterer):
                                                radius=dom.radius, n_iter=t,
                                                sample_size=self.sample_size, count_share=share)
         idx, w = grid_poisson_sample(bins, table, counts, rng=gen)
-        S, n_out = dom.clip(X[idx])
+        S, n_out = dom.clip(gather_rows(X, idx))
         if n_out:
             warnings.warn("some points lie outside the declared domain; they were clipped to it "
                           "(the guarantee needs every point inside)", UserWarning, stacklevel=3)

@@ -25,8 +25,9 @@ sum in row order. The additions happen in the same order as the sparse product a
 compiles with ``nogil=True``: the Lloyd loop's threads run truly in parallel.
 
 numba (PyPI) compiles it on first use and caches the machine code next to this file
-(:func:`dpcore.core.compiled.nogil_jit`; ≈ 1 s the very first time on a machine, then ~0.1 s per
-process).
+(:func:`dpcore.core.compiled.nogil_jit`; ≈ 1 s the very first time on a machine; then, per
+process, numba's import ≈ 0.25 s and the cache load ≈ 0.3–0.5 s idle, which is why small jobs
+stay on numpy and the import is deferred to the first compiled call).
 
 Measured (``benchmarks/bench_kmeans.py``, idle 2-core machine, Covertype rows, d = 54, k = 25,
 T = 10): DPLloyd 0.72–0.82× scikit-learn's Lloyd time at n = 10⁴ (before: 1.5–2.3×) and 0.61× at

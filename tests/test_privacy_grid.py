@@ -108,3 +108,20 @@ def test_root_finder_evaluates_each_point_once_and_finds_the_root():
     assert root == pytest.approx(1e4 / 3.0, rel=1e-12)
     assert 1.0 not in calls  # f(lo) came from the caller
     assert len(set(calls)) == len(calls)  # brentq's bracket ends were not recomputed
+
+
+def test_thinned_sample_is_the_same_on_any_number_of_threads():
+    """The walk runs in thread-independent blocks with spawned child streams: 1 and 4 threads
+    give the same rows (a per-thread split of the rows or of the streams would not)."""
+    gen = np.random.default_rng(3)
+    bins = gen.integers(0, 64, 40_000)
+    table = np.linspace(0.01, 0.2, 65)
+    counts = np.bincount(bins, minlength=65)
+    out = []
+    for jobs in (1, 4):
+        with threads.thread_limit(jobs):
+            out.append(grid_poisson_sample(bins, table, counts, rng=11))
+    assert np.array_equal(out[0][0], out[1][0]) and np.array_equal(out[0][1], out[1][1])
+    idx = out[0][0]
+    assert np.all(np.diff(idx) > 0)  # sorted, no row twice across block edges
+    np.testing.assert_allclose(out[0][1], 1 / table[bins[idx]])

@@ -62,6 +62,9 @@ def test_threadpoolctl_limits_are_honoured_but_not_our_own_blas_limit(clean_env)
     before = threads.n_threads()
     with threadpool_limits(limits=1):
         assert threads.n_threads() == 1
+        clean_env.setenv(threads.ENV_VAR, "3")  # a server's explicit setting is not capped
+        assert threads.n_threads() == 3
+        clean_env.delenv(threads.ENV_VAR)
     with threads.single_threaded_blas():
         assert threads.n_threads() == before
 

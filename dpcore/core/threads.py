@@ -10,8 +10,10 @@ The count (:func:`n_threads`) follows the machine and the caller, in this order:
 3. the cores this process may run on (``os.sched_getaffinity``: a container's or ``taskset``'s
    share, not the machine's ``cpu_count``);
 
-and 2–3 never exceed a ``threadpoolctl`` limit on the BLAS or OpenMP libraries
-(``with threadpool_limits(1): ...`` makes dpcore single-threaded, as it does scikit-learn).
+and 3 never exceeds a ``threadpoolctl`` limit on the BLAS or OpenMP libraries
+(``with threadpool_limits(1): ...`` makes dpcore single-threaded, as it does scikit-learn; an
+explicit 1 or 2 is not capped, so a server with ``OPENBLAS_NUM_THREADS=1`` can still ask for
+row threads).
 Inside a Dask worker's task the default is the worker's share of the cores (cores ÷ the
 worker's threads): the worker already runs that many tasks at once.
 
@@ -33,6 +35,7 @@ import itertools
 import math
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -58,8 +61,9 @@ PARTIAL_BYTES = 64 * 2**20
 _N_JOBS: contextvars.ContextVar[int | None] = contextvars.ContextVar("dpcore_n_jobs",
                                                                     default=None)
 # How many of dpcore's own single-threaded-BLAS blocks are active (then the BLAS limit that
-# threadpoolctl reports is ours, not the caller's).
+# threadpoolctl reports is ours, not the caller's), and the lock that counts them.
 _own_blas_limits = 0
+_own_lock = threading.Lock()
 
 
 @functools.cache
@@ -76,12 +80,14 @@ def single_threaded_blas() -> Iterator[None]:
     oracles) ran up to 10x slower with OpenBLAS's own threads on a shared 2-core machine.
     """
     global _own_blas_limits
-    _own_blas_limits += 1
+    with _own_lock:
+        _own_blas_limits += 1
     try:
         with _controller().limit(limits=1, user_api="blas"):
             yield
     finally:
-        _own_blas_limits -= 1
+        with _own_lock:
+            _own_blas_limits -= 1
 
 
 def available_cores() -> int:
@@ -146,9 +152,11 @@ def n_threads(n_jobs: int | None = None) -> int:
         explicit = _N_JOBS.get()
     if explicit is not None:
         return explicit
-    cores = available_cores()
     env = _env_threads()
-    count = env if env is not None else (_dask_worker_share(cores) or cores)
+    if env is not None:
+        return env
+    cores = available_cores()
+    count = _dask_worker_share(cores) or cores
     limit = _library_limit()
     return max(1, min(count, limit) if limit is not None else count)
 

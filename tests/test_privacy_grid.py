@@ -125,3 +125,21 @@ def test_thinned_sample_is_the_same_on_any_number_of_threads():
     idx = out[0][0]
     assert np.all(np.diff(idx) > 0)  # sorted, no row twice across block edges
     np.testing.assert_allclose(out[0][1], 1 / table[bins[idx]])
+
+
+@pytest.mark.parametrize("guess", [None, 1.5, 3.0, 5.0, 50.0])
+def test_root_finder_guess_changes_the_work_not_the_root(guess):
+    """A guess above, near or below the root (of a decreasing f, here 1/b − 1/3.7) brackets it
+    from there: the same root, each point evaluated once (a wrong bracket step would miss it
+    or raise inside brentq)."""
+    from dpcore.mechanisms.importance.calibration import _rootfind_log
+
+    calls = []
+
+    def f(b):
+        calls.append(b)
+        return 1.0 / b - 1.0 / 3.7
+
+    root = _rootfind_log(f, 1.0, guess=guess)
+    assert root == pytest.approx(3.7, rel=1e-12)
+    assert len(calls) == len(set(calls))

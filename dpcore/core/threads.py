@@ -32,7 +32,6 @@ import contextlib
 import contextvars
 import functools
 import itertools
-import math
 import os
 import sys
 import threading
@@ -192,38 +191,32 @@ def row_blocks(n: int, partial_size: int = 0, min_rows: int | None = None) -> li
     return [slice(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
 
 
-def _ranges(n_items: int, n_workers: int) -> list[range]:
-    """``range(n_items)`` in ``n_workers`` contiguous, nearly equal runs."""
-    step = n_items / n_workers
-    cuts = [math.floor(i * step + 0.5) for i in range(n_workers + 1)]
-    return [range(a, b) for a, b in itertools.pairwise(cuts) if b > a]
-
-
 def map_row_blocks(fn: Callable[[slice], T], blocks: list[slice], *,
                    pool: ThreadPoolExecutor | None = None,
                    threads: int | None = None) -> list[T]:
     """``[fn(b) for b in blocks]``, computed on up to ``threads`` threads (default
-    :func:`n_threads`), each taking a contiguous run of blocks; the calling thread takes the
-    first run (one thread wake-up fewer). ``pool`` (≥ threads − 1 workers) is reused when given
-    (a loop that runs many times); otherwise a one-shot pool is made.
+    :func:`n_threads`), the calling thread one of them (one thread wake-up fewer). Each thread
+    takes the next block not yet taken, so a thread that the OS deschedules (a loaded, shared
+    machine) holds up at most one block, not a fixed share. ``pool`` (≥ threads − 1 workers) is
+    reused when given (a loop that runs many times); otherwise a one-shot pool is made.
 
-    The results come back in block order, whatever the number of threads.
+    The results come back in block order, whatever the number of threads or who computed what.
     """
     workers = min(len(blocks), n_threads() if threads is None else max(1, int(threads)))
     if workers <= 1:
         return [fn(b) for b in blocks]
     out: list = [None] * len(blocks)
+    tickets = itertools.count()  # next() on it is atomic under the GIL
 
-    def run(items: range) -> None:
-        for i in items:
+    def run() -> None:
+        while (i := next(tickets)) < len(blocks):
             out[i] = fn(blocks[i])
 
-    runs = _ranges(len(blocks), workers)
     own = pool is None
-    ex = ThreadPoolExecutor(len(runs) - 1) if own else pool
+    ex = ThreadPoolExecutor(workers - 1) if own else pool
     try:
-        futures = [ex.submit(contextvars.copy_context().run, run, r) for r in runs[1:]]
-        run(runs[0])
+        futures = [ex.submit(contextvars.copy_context().run, run) for _ in range(workers - 1)]
+        run()
         for f in futures:
             f.result()
     finally:

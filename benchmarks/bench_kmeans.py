@@ -212,7 +212,7 @@ def speed_table(reps) -> None:
             25, epsilon=3.0, radius=P.radius, sampler="privacy", sample_size=20000, q_grid=4096,
             diagnostics=False, rng=rep).fit(P.X), BATCH))
         exact.append(_median_time(lambda rep=rep: DPLloyd(
-            25, epsilon=3.0, radius=P.radius, sampler="privacy", sample_size=20000,
+            25, epsilon=3.0, radius=P.radius, sampler="privacy", sample_size=20000, q_grid=None,
             rng=rep).fit(P.X), 1))
     f, s, e = map(statistics.median, (full, samp, exact))
     print(f"| sampled pipeline (privacy, m = 20000, q_grid) ÷ full-data fit, Covertype | "

@@ -29,14 +29,16 @@ def _numpy_reference(X, C, w):
     k=st.one_of(st.integers(1, 30), st.just(300)),  # 300: smaller blocks (≤ 256 KiB)
     seed=st.integers(0, 10_000),
     weighted=st.booleans(),
+    compiled=st.booleans(),
 )
-def test_bit_for_bit_the_numpy_formulation(n, d, k, seed, weighted):
+def test_bit_for_bit_the_numpy_formulation(n, d, k, seed, weighted, compiled):
     # Same additions in the same order: a block-boundary slip, a skipped tail or a different
-    # accumulation order shows up as inequality, not as a tolerance question.
+    # accumulation order shows up as inequality, not as a tolerance question. compiled=False is
+    # the path small fits take (no numba load): it must be the same formulation too.
     gen = np.random.default_rng(seed)
     X, C = gen.normal(size=(n, d)) * 3, gen.normal(size=(k, d))
     w = gen.uniform(0.5, 4, n) if weighted else None
-    sums, counts, finite = assign_accumulate(X, C, w)
+    sums, counts, finite = assign_accumulate(X, C, w, compiled=compiled)
     ref_s, ref_c = _numpy_reference(X, C, w)
     assert finite
     assert np.array_equal(sums, ref_s) and np.array_equal(counts, ref_c)
@@ -45,7 +47,7 @@ def test_bit_for_bit_the_numpy_formulation(n, d, k, seed, weighted):
 def test_ties_go_to_the_first_centre_like_argmin():
     X = np.random.default_rng(0).normal(size=(2 * BLOCK_ROWS + 5, 3))
     C = np.zeros((4, 3))  # four identical centres: every point ties
-    sums, counts, _ = assign_accumulate(X, C)
+    sums, counts, _ = assign_accumulate(X, C, compiled=True)
     assert counts.tolist() == [X.shape[0], 0, 0, 0]
     np.testing.assert_array_equal(sums[0], cluster_sums(X, np.zeros(len(X), int), 1, None)[0][0])
 
@@ -55,17 +57,18 @@ def test_non_contiguous_input_is_handled():
     big = gen.normal(size=(700, 8))
     X = big[::2, ::2]  # strided view
     C = gen.normal(size=(5, 4))
-    sums, counts, _ = assign_accumulate(X, C)
+    sums, counts, _ = assign_accumulate(X, C, compiled=True)
     ref_s, ref_c = _numpy_reference(np.ascontiguousarray(X), C, None)
     assert np.array_equal(sums, ref_s) and np.array_equal(counts, ref_c)
-    assert np.array_equal(assign_accumulate(np.asfortranarray(X), C)[0], ref_s)
+    assert np.array_equal(assign_accumulate(np.asfortranarray(X), C, compiled=True)[0], ref_s)
 
 
 def test_overflowing_distances_are_reported_not_returned():
     X = np.full((10, 2), 1e200)
     with pytest.raises(ParameterError, match="float64 range"):
         lloyd_statistics(X, np.ones((2, 2)) * 1e200)
-    assert assign_accumulate(X, np.ones((2, 2)) * 1e200)[2] is False
+    for compiled in (True, False):
+        assert assign_accumulate(X, np.ones((2, 2)) * 1e200, compiled=compiled)[2] is False
 
 
 def test_statistics_validate_shapes():
@@ -80,9 +83,10 @@ def test_halves_add_up_in_threads_and_the_kernel_releases_the_gil():
     # kernel must be nogil, else the threads serialise (the slowdown this module removed).
     gen = np.random.default_rng(2)
     X, C = gen.normal(size=(20_000, 20)), gen.normal(size=(16, 20))
-    whole = assign_accumulate(X, C)
+    whole = assign_accumulate(X, C, compiled=True)
     out: dict[int, tuple] = {}
-    threads = [threading.Thread(target=lambda i=i, p=p: out.__setitem__(i, assign_accumulate(p, C)))
+    threads = [threading.Thread(target=lambda i=i, p=p: out.__setitem__(
+        i, assign_accumulate(p, C, compiled=True)))
                for i, p in enumerate((X[:10_000], X[10_000:]))]
     for t in threads:
         t.start()
@@ -93,10 +97,14 @@ def test_halves_add_up_in_threads_and_the_kernel_releases_the_gil():
     assert _kernel.targetoptions.get("nogil") is True
 
 
-def test_warm_up_loads_every_kernel_with_the_signatures_fits_use():
+def test_warm_up_loads_every_kernel_with_the_signatures_fits_use(monkeypatch):
     # A server warms up at start (pages/_lifecycle.py) so LLVM's memory is in its baseline; a
-    # fit afterwards must not need another compilation (a new signature would be one).
+    # fit afterwards must not need another compilation (a new signature would be one). The
+    # fits below are small: the threshold is lowered so that they take the compiled kernels.
+    from dpcore.core import kernels
     from dpcore.core.kernels import _grid_pass, warm_up
+
+    monkeypatch.setattr(kernels, "COMPILED_MIN_WORK", 0)
     from dpcore.mechanisms.lloyd.estimator import DPLloyd
 
     warm_up()
@@ -106,4 +114,5 @@ def test_warm_up_loads_every_kernel_with_the_signatures_fits_use():
     DPLloyd(2, epsilon=1.0, radius=5.0, rng=0).fit(X)
     DPLloyd(2, epsilon=1.0, radius=5.0, sampler="privacy", q_grid=32, rng=0).fit(X)
     DPLloyd(2, epsilon=1.0, bounds=(-5, 5), sampler="privacy", q_grid=32, rng=0).fit(X)
+    DPLloyd(2, epsilon=1.0, radius=5.0, sampler="privacy", diagnostics=False, rng=0).fit(X)
     assert (len(_kernel.signatures), len(_grid_pass.signatures)) == before

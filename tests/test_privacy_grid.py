@@ -19,8 +19,9 @@ def _reference(X, dom, grid):
     return grid_bins(dom.sensitivity_norms(X), dom.radius, grid)
 
 
+@pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("shifted", [False, True])
-def test_bins_and_histogram_are_the_numpy_passes(shifted, monkeypatch):
+def test_bins_and_histogram_are_the_numpy_passes(shifted, compiled, monkeypatch):
     # Both thread chunks (forced) must write their own rows and add their histograms; a slip
     # at the chunk edge, a wrong centre shift or a floor instead of a ceiling shows up here.
     gen = np.random.default_rng(0)
@@ -28,8 +29,10 @@ def test_bins_and_histogram_are_the_numpy_passes(shifted, monkeypatch):
     dom = (box_domain((X.min(0), X.max(0)), 7, sum_noise="l2") if shifted
            else ball_domain(float(np.linalg.norm(X, axis=1).max()), 7))
     monkeypatch.setattr(threads, "MIN_ROWS_PER_THREAD", 100)
-    assert len(threads.row_chunks(5000)) == 2
-    bins, counts, finite = grid_histogram(X, dom.radius, 300, dom.center if shifted else None)
+    assert len(threads.row_blocks(5000)) > 2
+    with threads.thread_limit(3):
+        bins, counts, finite = grid_histogram(X, dom.radius, 300,
+                                              dom.center if shifted else None, compiled=compiled)
     ref = _reference(X, dom, 300)
     assert finite
     # the compiled sum may differ in its last bit: only a point on a bin edge may move
@@ -105,3 +108,38 @@ def test_root_finder_evaluates_each_point_once_and_finds_the_root():
     assert root == pytest.approx(1e4 / 3.0, rel=1e-12)
     assert 1.0 not in calls  # f(lo) came from the caller
     assert len(set(calls)) == len(calls)  # brentq's bracket ends were not recomputed
+
+
+def test_thinned_sample_is_the_same_on_any_number_of_threads():
+    """The walk runs in thread-independent blocks with spawned child streams: 1 and 4 threads
+    give the same rows (a per-thread split of the rows or of the streams would not)."""
+    gen = np.random.default_rng(3)
+    bins = gen.integers(0, 64, 40_000)
+    table = np.linspace(0.01, 0.2, 65)
+    counts = np.bincount(bins, minlength=65)
+    out = []
+    for jobs in (1, 4):
+        with threads.thread_limit(jobs):
+            out.append(grid_poisson_sample(bins, table, counts, rng=11))
+    assert np.array_equal(out[0][0], out[1][0]) and np.array_equal(out[0][1], out[1][1])
+    idx = out[0][0]
+    assert np.all(np.diff(idx) > 0)  # sorted, no row twice across block edges
+    np.testing.assert_allclose(out[0][1], 1 / table[bins[idx]])
+
+
+@pytest.mark.parametrize("guess", [None, 1.5, 3.0, 5.0, 50.0])
+def test_root_finder_guess_changes_the_work_not_the_root(guess):
+    """A guess above, near or below the root (of a decreasing f, here 1/b − 1/3.7) brackets it
+    from there: the same root, each point evaluated once (a wrong bracket step would miss it
+    or raise inside brentq)."""
+    from dpcore.mechanisms.importance.calibration import _rootfind_log
+
+    calls = []
+
+    def f(b):
+        calls.append(b)
+        return 1.0 / b - 1.0 / 3.7
+
+    root = _rootfind_log(f, 1.0, guess=guess)
+    assert root == pytest.approx(3.7, rel=1e-12)
+    assert len(calls) == len(set(calls))

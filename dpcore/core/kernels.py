@@ -5,6 +5,11 @@
   sampler (:mod:`dpcore.mechanisms.importance.grid`), in one pass;
 * :func:`warm_up`: load them all at server start.
 
+Small jobs (:func:`use_compiled`, :data:`COMPILED_MIN_WORK`) take a numpy formulation of the same
+pass instead, so that a command-line fit of a small table never imports numba nor loads LLVM
+(≈ 0.75 s idle, seconds under load: more than the whole fit). The choice depends on the shapes
+only (never on whether numba happens to be loaded), so a run is reproducible everywhere.
+
 One Lloyd step needs, per cluster j, the weighted count Σ_{i∈C_j} w_i and sum Σ_{i∈C_j} w_i x_i
 for the nearest-centre partition (Algorithm 2 of Fay, Mair & Sjölund 2024, inner loop). Written
 with numpy this is a distance product, an ``argmin`` over short rows (≈ 23 ns a row), a sparse
@@ -20,8 +25,9 @@ sum in row order. The additions happen in the same order as the sparse product a
 compiles with ``nogil=True``: the Lloyd loop's threads run truly in parallel.
 
 numba (PyPI) compiles it on first use and caches the machine code next to this file
-(:func:`dpcore.core.compiled.nogil_jit`; ≈ 1 s the very first time on a machine, then ~0.1 s per
-process).
+(:func:`dpcore.core.compiled.nogil_jit`; ≈ 1 s the very first time on a machine; then, per
+process, numba's import ≈ 0.25 s and the cache load ≈ 0.3–0.5 s idle, which is why small jobs
+stay on numpy and the import is deferred to the first compiled call).
 
 Measured (``benchmarks/bench_kmeans.py``, idle 2-core machine, Covertype rows, d = 54, k = 25,
 T = 10): DPLloyd 0.72–0.82× scikit-learn's Lloyd time at n = 10⁴ (before: 1.5–2.3×) and 0.61× at
@@ -31,11 +37,29 @@ T = 10): DPLloyd 0.72–0.82× scikit-learn's Lloyd time at n = 10⁴ (before: 1
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
 from dpcore.core.compiled import nogil_jit
-from dpcore.core.threads import map_row_chunks
+from dpcore.core.threads import MIN_ROWS_PER_THREAD, map_row_blocks, n_threads, row_blocks
 
-__all__ = ["BLOCK_ROWS", "assign_accumulate", "grid_histogram", "warm_up"]
+__all__ = ["BLOCK_ROWS", "COMPILED_MIN_WORK", "ROW_OVERHEAD", "accumulate_prepared",
+           "assign_accumulate", "grid_histogram", "prepare_centers", "use_compiled", "warm_up"]
+
+#: Work (rows × (multiply-adds per row + :data:`ROW_OVERHEAD`)) from which a job takes the
+#: compiled kernels. numpy's formulation costs ≈ 0.17 ns more per multiply-add and ≈ 60 ns more
+#: per row (argmin, sparse product; measured on the 2-core machine), the kernels' first load
+#: ≈ 0.75 s (numba import included; seconds under load): at this threshold numpy's extra time
+#: is ≈ 0.02 s, so only jobs far smaller than the load cost stay on numpy (a CLI fit of a
+#: small table), and every job the benchmarks time is compiled.
+COMPILED_MIN_WORK = 10**8
+#: numpy's per-row overhead in multiply-add units (≈ 60 ns / 0.17 ns).
+ROW_OVERHEAD = 350
+
+
+def use_compiled(rows: float, per_row: float) -> bool:
+    """Whether a job of ``rows`` rows (× passes) of ``per_row`` multiply-adds is compiled: a
+    function of public shapes only, so a run gives the same result wherever it runs."""
+    return rows * (per_row + ROW_OVERHEAD) >= COMPILED_MIN_WORK
 
 #: Rows per distance block: k × BLOCK_ROWS doubles (50 KiB at k = 25) stay in L2 between the
 #: product and the argmin (scikit-learn's Lloyd uses the same 256; 512 and 1024 measured the
@@ -85,8 +109,24 @@ def _kernel(X, neg2_c, c_sq, w, use_w, sums, counts, block):  # pragma: no cover
     return finite
 
 
+def _assign_accumulate_numpy(X, neg2_c, c_sq, w):
+    """The same step with numpy: BLAS distances, argmin (first on ties), a sparse one-hot
+    product for the sums."""
+    n, k = X.shape[0], neg2_c.shape[0]
+    with np.errstate(over="ignore", invalid="ignore"):  # reported through ``finite``
+        D = X @ neg2_c.T
+        D += c_sq
+    lab = np.argmin(D, axis=1)
+    finite = bool(np.all(np.isfinite(D[np.arange(n), lab])))
+    wts = np.ones(n) if w is None else w
+    counts = np.bincount(lab, weights=wts, minlength=k).astype(float)
+    onehot = sparse.csr_matrix((wts, lab, np.arange(n + 1)), shape=(n, k))
+    return np.asarray(onehot.T @ X), counts, finite
+
+
 def assign_accumulate(
-    X: np.ndarray, centers: np.ndarray, weights: np.ndarray | None = None
+    X: np.ndarray, centers: np.ndarray, weights: np.ndarray | None = None,
+    compiled: bool | None = None,
 ) -> tuple[np.ndarray, np.ndarray, bool]:
     """Per-cluster Σ w x and Σ w of the nearest-centre partition of X, in one compiled pass.
 
@@ -95,6 +135,9 @@ def assign_accumulate(
     X : (n, d) float64 array, C-contiguous (copied otherwise)
     centers : (k, d) float64 array
     weights : (n,) float64 array, optional (default: every w_i = 1)
+    compiled : bool, optional
+        Use the compiled kernel (True) or numpy (False); default: by the size of this call
+        (:func:`use_compiled`). A loop decides once for all its calls.
 
     Returns
     -------
@@ -105,27 +148,43 @@ def assign_accumulate(
         reports it, as :func:`dpcore.data.geometry.nearest_center` does.
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
+    w = None if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
+    return accumulate_prepared(X, prepare_centers(centers), w, compiled)
+
+
+def prepare_centers(centers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """−2C and ‖c‖² of each centre: what every block of one Lloyd step shares."""
     C = np.asarray(centers, dtype=np.float64)
-    k, d = C.shape
-    neg2_c = np.ascontiguousarray(-2.0 * C)
-    c_sq = np.einsum("ij,ij->i", C, C)
-    use_w = weights is not None
-    w = np.ascontiguousarray(weights, dtype=np.float64) if use_w else np.empty(0)
+    return np.ascontiguousarray(-2.0 * C), np.einsum("ij,ij->i", C, C)
+
+
+def accumulate_prepared(X: np.ndarray, prepared: tuple[np.ndarray, np.ndarray],
+                        w: np.ndarray | None, compiled: bool | None = None,
+                        ) -> tuple[np.ndarray, np.ndarray, bool]:
+    """:func:`assign_accumulate` on a C-contiguous float64 X (and w) with
+    :func:`prepare_centers`' output: no per-call conversions (a loop over row blocks)."""
+    neg2_c, c_sq = prepared
+    k, d = neg2_c.shape
     sums = np.zeros((k, d))
     counts = np.zeros(k)
     if X.shape[0] == 0:
         return sums, counts, True
+    if not (use_compiled(X.shape[0], k * d) if compiled is None else compiled):
+        return _assign_accumulate_numpy(X, neg2_c, c_sq, w)
     block = max(16, min(BLOCK_ROWS, 32768 // k))
-    finite = _kernel(X, neg2_c, c_sq, w, use_w, sums, counts, block)
+    finite = _kernel(X, neg2_c, c_sq, np.empty(0) if w is None else w, w is not None, sums,
+                     counts, block)
     return sums, counts, bool(finite)
 
 
 @nogil_jit(fastmath={"reassoc"})  # sums may vectorise: 9.6 → 7.1 ms serial, last-bit changes
-def _grid_pass(X, center, scale, grid, bins, counts):  # pragma: no cover - compiled
+def _grid_pass(X, center, scale, grid, bins, counts, norms):  # pragma: no cover - compiled
     # s = ‖x − c‖ as DPLloyd's sensitivity norms compute it (‖x‖² − 2x·c + ‖c‖², floored at 0),
-    # then grid_bins' ⌈s·G/r⌉ clipped to [0, G]; False when some ‖x‖² is not finite.
+    # then grid_bins' ⌈s·G/r⌉ clipped to [0, G]; False when some ‖x‖² is not finite. s itself
+    # goes to ``norms`` when it has a slot per row (the lazy per-point diagnostics read it).
     n, d = X.shape
     shifted = center.shape[0] > 0
+    keep = norms.shape[0] == n
     cc = 0.0
     for f in range(center.shape[0]):
         cc += center[f] * center[f]
@@ -143,21 +202,44 @@ def _grid_pass(X, center, scale, grid, bins, counts):  # pragma: no cover - comp
             for f in range(d):
                 dot += X[i, f] * center[f]
             sq = max(sq - 2.0 * dot + cc, 0.0)
-        b = min(max(np.ceil(np.sqrt(sq) * scale), 0.0), grid)
+        s = np.sqrt(sq)
+        if keep:
+            norms[i] = s
+        b = min(max(np.ceil(s * scale), 0.0), grid)
         bins[i] = int(b)
         counts[int(b)] += 1
     return finite
 
 
+def _grid_numpy(X, center, scale, grid, bins, counts, norms):
+    """:func:`_grid_pass` with numpy (small inputs): the same formula, numpy's sums."""
+    sq = np.einsum("ij,ij->i", X, X)
+    finite = bool(np.all(np.isfinite(sq)))
+    if center.shape[0] > 0:
+        sq = np.maximum(sq - 2.0 * (X @ center) + float(center @ center), 0.0)
+    s = np.sqrt(sq)
+    if norms.shape[0] == X.shape[0]:
+        norms[:] = s
+    b = np.ceil(s * scale)
+    np.clip(b, 0.0, grid, out=b)
+    b[~np.isfinite(b)] = 0
+    bins[:] = b.astype(np.intp)
+    counts += np.bincount(bins, minlength=grid + 1)
+    return finite
+
+
 def grid_histogram(
-    X: np.ndarray, radius: float, grid: int, center: np.ndarray | None = None
+    X: np.ndarray, radius: float, grid: int, center: np.ndarray | None = None,
+    compiled: bool | None = None, norms: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, bool]:
     """Every row's bin of ``s = ‖x − center‖`` on the norm grid, and the histogram: one pass.
 
     The same bins as ``grid_bins(sensitivity_norms(X), radius, grid)`` (up to the last bit of
-    ‖x‖², summed here in row order), without the n-sized temporaries: one compiled read of X on
-    :data:`dpcore.core.threads.N_THREADS` threads (≈ 6 ms for Covertype's 566k × 54 where the
-    numpy passes took ≈ 11 ms).
+    ‖x‖², summed here in row order), without the n-sized temporaries: one compiled read of X
+    on :func:`dpcore.core.threads.n_threads` threads (≈ 6 ms for Covertype's 566k × 54 on two
+    threads where the numpy passes took ≈ 11 ms). Small inputs (``compiled`` None: by
+    :func:`use_compiled` of n·d) take numpy. ``norms`` (optional, (n,) float64): filled with
+    every row's s on the way (no second pass for diagnostics).
 
     Returns
     -------
@@ -171,13 +253,21 @@ def grid_histogram(
     c = np.empty(0) if center is None else np.ascontiguousarray(center, dtype=float)
     scale = g / float(radius)
     bins = np.empty(n, dtype=np.intp)
+    fast = use_compiled(n, X.shape[1]) if compiled is None else compiled
+    one_pass = _grid_pass if fast else _grid_numpy
+    out = np.empty(0) if norms is None else norms
 
     def part(sl: slice) -> tuple[np.ndarray, bool]:
         counts = np.zeros(g + 1, dtype=np.int64)
-        finite = _grid_pass(X[sl], c, scale, g, bins[sl], counts)
+        finite = one_pass(X[sl], c, scale, g, bins[sl], counts,
+                          out if norms is None else out[sl])
         return counts, bool(finite)
 
-    parts = map_row_chunks(part, n)
+    # integer counts and per-row bins: any split gives the same result, so one block a thread
+    workers = n_threads()
+    parts = map_row_blocks(part, row_blocks(n, g + 1, min_rows=max(MIN_ROWS_PER_THREAD,
+                                                                   -(-n // workers))),
+                           threads=workers)
     return bins, np.sum([p[0] for p in parts], axis=0), all(p[1] for p in parts)
 
 
@@ -189,7 +279,7 @@ def warm_up() -> None:
     machine code take are part of the server's baseline, not of the first session.
     """
     X = np.zeros((4, 2))
-    assign_accumulate(X, np.zeros((2, 2)))
-    assign_accumulate(X, np.zeros((2, 2)), np.ones(4))
-    grid_histogram(X, 1.0, 4)
-    grid_histogram(X, 1.0, 4, center=np.ones(2))
+    assign_accumulate(X, np.zeros((2, 2)), compiled=True)
+    assign_accumulate(X, np.zeros((2, 2)), np.ones(4), compiled=True)
+    grid_histogram(X, 1.0, 4, compiled=True)
+    grid_histogram(X, 1.0, 4, center=np.ones(2), compiled=True)

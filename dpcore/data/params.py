@@ -28,6 +28,7 @@ __all__ = [
     "EPSILON_FINITE",
     "N_CLUSTERS",
     "N_ITER",
+    "N_JOBS",
     "N_PUBLIC",
     "N_PUBLIC_INT",
     "PROJ_DIM",
@@ -190,6 +191,20 @@ SAMPLE_SIZE = Param("float", 0.0, limits.MAX_ABS_VALUE, special=(None,),
                     check=lambda v, name: limits.check_sample_size(v, name=name),
                     doc="expected sample size m (within the session memory budget)")
 PROJ_DIM = Param("int", 1, 10**6, special=(None,), doc="dimension d' of the random projection")
+
+
+def _check_n_jobs(value: Any, name: str) -> int:
+    k = limits.check_count(name, value, -(10**6), 10**6)
+    if k == 0:
+        raise ParameterError(name, f"{name} must be None, a positive integer or negative "
+                                   "(-1: all cores), got 0")
+    return k
+
+
+#: scikit-learn's ``n_jobs`` for dpcore's row threads (:mod:`dpcore.core.threads`); results
+#: do not depend on it.
+N_JOBS = Param("int", -(10**6), 10**6, special=(None,), check=_check_n_jobs,
+               doc="threads (None: the allowed cores or DPCORE_NUM_THREADS; -1: all; k)")
 
 
 def declare(**constraints: Param) -> Callable:

@@ -26,6 +26,7 @@ from dpcore.mechanisms.importance import (
     dp_lloyd_noise_scales,
     sampled_lloyd_epsilon,
 )
+from dpcore.mechanisms.importance.grid import DEFAULT_GRID
 from dpcore.privacy.guarantees import PureDP, compose
 from dpcore.scale.errors import ScaleError
 from dpcore.scale.errors import compute as _compute
@@ -195,6 +196,7 @@ def kmeans(
     client: Any = None,
     progress: Progress = None,
     gather: bool = True,
+    q_grid: int | None = DEFAULT_GRID,
 ) -> ScaleKMeans:
     """Importance-sample partitioned data, then run weighted DP-Lloyd on the sample.
 
@@ -206,7 +208,8 @@ def kmeans(
 
     ``sampler="privacy"`` (with ``sample_size=None``) samples by Theorem 10 with the full-data
     noise at ε ("sampling for free"): the run is ε-DP and the sample is as small as that noise
-    level allows, with no public statistic at all.
+    level allows, with no public statistic at all; its q is looked up on the public norm grid
+    of ``q_grid`` bins as in memory (None: the exact per-row q).
 
     ``gather=True`` brings the sample to the driver and runs
     :func:`dpcore.mechanisms.lloyd.estimator.dp_lloyd` there; ``gather=False`` (a sample too large
@@ -223,7 +226,7 @@ def kmeans(
     S = importance_sample(data, sample_size, radius=radius, sampler=sampler, lam=lam,
                           columns=columns, center=center, n=n, mean_sq_norm=mean_sq_norm,
                           stat_epsilon=stat_epsilon, rng=sample_seed, client=client,
-                          progress=progress, gather=gather,
+                          progress=progress, gather=gather, q_grid=q_grid,
                           epsilon=eps_lloyd if sampler == "privacy" else None, n_iter=n_iter)
     d = S.dim
     if sampler == "privacy":  # the noise the sampler assumed; ε* by Theorem 10 (Assumption 8)

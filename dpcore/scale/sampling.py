@@ -30,6 +30,7 @@ from dpcore.mechanisms.importance import (
     privacy_probabilities,
     uniform_probabilities,
 )
+from dpcore.mechanisms.importance.grid import DEFAULT_GRID, grid_bins, privacy_grid_table
 from dpcore.privacy.guarantees import PureDP, privacy_alias
 from dpcore.scale.errors import ScaleError
 from dpcore.scale.errors import compute as _compute
@@ -60,13 +61,14 @@ def _probabilities(sq_clipped: np.ndarray, spec: dict) -> np.ndarray:
       partition itself);
     * ``privacy``: :func:`~dpcore.mechanisms.importance.privacy_probabilities` (1/w of Theorem
       10 for the DP-Lloyd profile) at the target ε*, with the data-independent noise ("sampling
-      for free", Theorem 10): a function of x alone.
+      for free", Theorem 10): a function of x alone. By default looked up on the public norm
+      grid (``q_grid`` bins, :func:`~dpcore.mechanisms.importance.grid.privacy_grid_table`),
+      the in-memory default's envelope, so both give the same q; ``q_grid=None`` evaluates
+      the exact q_priv of every row.
 
     Not reused, because the numbers would change: the in-memory ``DPLloyd`` fills q = m/n
     directly, where ``uniform_probabilities`` here computes ``(m n_part / n) / n_part`` (equal
-    up to the last bit, which can flip a draw ``u < q``); and the one-pass grid sampler
-    (:mod:`dpcore.mechanisms.importance.grid`) rounds each norm up to a grid point, a different
-    (larger) q than the exact q_priv used here.
+    up to the last bit, which can flip a draw ``u < q``).
     """
     n_part = sq_clipped.shape[0]
     if n_part == 0:
@@ -76,6 +78,8 @@ def _probabilities(sq_clipped: np.ndarray, spec: dict) -> np.ndarray:
     if spec["kind"] == "coreset":
         return coreset_q(sq_clipped, sample_size=spec["m"], n=spec["n"],
                           mean_sq_norm=spec["x_tilde"], lam=spec["lam"])
+    if spec.get("table") is not None:  # the norm grid: the in-memory default's table lookup
+        return spec["table"][grid_bins(np.sqrt(sq_clipped), spec["radius"], spec["grid"])]
     return privacy_probabilities(np.sqrt(sq_clipped), beta_sum=spec["beta_sum"],
                                  beta_count=spec["beta_count"], n_iter=spec["n_iter"],
                                  target_epsilon=spec["epsilon"])
@@ -204,6 +208,7 @@ def importance_sample(
     client: Any = None,
     progress: Progress = None,
     gather: bool = True,
+    q_grid: int | None = DEFAULT_GRID,
 ) -> ScaleSample:
     """Poisson importance sample of partitioned data, gathered in memory (spec §1.4, §5.2).
 
@@ -244,6 +249,9 @@ def importance_sample(
     gather : bool
         False keeps the sample on the cluster (persisted per partition) for samples too large
         for the driver; :func:`kmeans` then runs DP-Lloyd on it by map-reduce.
+    q_grid : int or None
+        ``sampler="privacy"``: bins of the public norm grid (default 4096, as in memory); None:
+        the exact per-row q_priv (a Lambert W per row).
 
     Returns
     -------
@@ -339,7 +347,10 @@ def importance_sample(
     if privacy:
         beta_sum, beta_count = dp_lloyd_noise_scales(float(epsilon), r, int(n_iter), dim)
         spec = {"kind": "privacy", "beta_sum": beta_sum, "beta_count": beta_count,
-                "n_iter": int(n_iter), "epsilon": float(epsilon)}
+                "n_iter": int(n_iter), "epsilon": float(epsilon), "radius": r, "grid": q_grid,
+                "table": None if q_grid is None else privacy_grid_table(
+                    radius=r, grid=int(q_grid), beta_sum=beta_sum, beta_count=beta_count,
+                    n_iter=int(n_iter), epsilon=float(epsilon))}
         _say(progress, f"pass 1/1: privacy-constrained sampling (ε* = {float(epsilon):g})")
     else:
         spec = ({"kind": "coreset", "m": m, "n": total, "x_tilde": x_tilde, "lam": float(lam)}

@@ -15,6 +15,7 @@ import numpy as np
 
 from dpcore.core.kernels import grid_histogram
 from dpcore.core.rng import RNGLike, as_generator
+from dpcore.core.threads import MIN_ROWS_PER_THREAD, map_row_blocks, row_blocks
 from dpcore.mechanisms.importance.amplification import _positive
 from dpcore.mechanisms.importance.calibration import (
     LloydCalibration,
@@ -26,11 +27,13 @@ from dpcore.mechanisms.importance.calibration import (
 from dpcore.mechanisms.importance.sampling import SU_RHO, poisson_sample, privacy_probabilities
 from dpcore.privacy.noise import public_randomness
 
-__all__ = ["DEFAULT_GRID", "calibrate_lloyd_histogram", "grid_bins", "grid_histogram",
-           "grid_poisson_sample"]
+__all__ = ["DEFAULT_GRID", "calibrate_lloyd_histogram", "gather_rows", "grid_bins",
+           "grid_histogram", "grid_poisson_sample", "privacy_grid_table"]
 
 # Bins of the norm grid: the envelope adds at most one bin-width of norm to each point's q.
 DEFAULT_GRID = 4096
+#: Most runs of rows the thinned sampler walks on the row threads (one child stream each).
+SAMPLE_BLOCKS = 16
 
 
 def grid_bins(norms: np.ndarray, radius: float, grid: int = DEFAULT_GRID) -> np.ndarray:
@@ -39,6 +42,20 @@ def grid_bins(norms: np.ndarray, radius: float, grid: int = DEFAULT_GRID) -> np.
     np.ceil(idx, out=idx)
     np.clip(idx, 0, int(grid), out=idx)
     return idx.astype(np.intp)
+
+
+def privacy_grid_table(*, radius: float, grid: int, beta_sum: float, beta_count: float,
+                       n_iter: int, epsilon: float, points: np.ndarray | None = None
+                       ) -> np.ndarray:
+    """q_priv (Theorem 10 for the DP-Lloyd profile at target ε*) at the grid norms
+    z_j = j r/G, j = 0..G (or at ``points``, a subset of them): the sampler's table.
+
+    Every point of bin j (``grid_bins``) is kept with ``table[j]``, the upper envelope of
+    q_priv over the bin: a fixed function of x and public numbers (Definition 5).
+    """
+    z = float(radius) * np.arange(int(grid) + 1) / int(grid) if points is None else points
+    return privacy_probabilities(z, beta_sum=beta_sum, beta_count=beta_count, n_iter=n_iter,
+                                 target_epsilon=epsilon)
 
 
 @public_randomness("Poisson subsampling by thinning: the Geometric(q̄) gaps of the walk that "
@@ -53,6 +70,23 @@ def _keep_uniforms(size: int, gen: np.random.Generator) -> np.ndarray:
     return gen.random(size)
 
 
+def _thin(bins: np.ndarray, table: np.ndarray, qbar: float,
+          gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Thinning over one run of rows: kept positions (sorted) and their q."""
+    n = bins.shape[0]
+    # Geometric gaps until the walk passes n: one draw of ≈ n q̄ + 8 sd is almost always enough
+    size = int(n * qbar + 8.0 * np.sqrt(n * qbar) + 16)
+    walks, last = [], -1
+    while last < n - 1:
+        walks.append(last + np.cumsum(_walk_gaps(qbar, size, gen)))
+        last = int(walks[-1][-1])
+    pos = np.concatenate(walks) if len(walks) > 1 else walks[0]
+    cand = pos[pos < n]
+    q = table[bins[cand]]
+    keep = _keep_uniforms(cand.shape[0], gen) * qbar < q
+    return cand[keep], q[keep]
+
+
 def grid_poisson_sample(
     bins: np.ndarray, table: np.ndarray, counts: np.ndarray, rng: RNGLike = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -64,6 +98,11 @@ def grid_poisson_sample(
     law as one uniform per point (:func:`dpcore.mechanisms.importance.sampling.poisson_sample`),
     with ≈ n q̄ draws instead of n (Covertype at m = 20000: q̄ ≈ 0.11). ``counts`` is the histogram
     of ``bins`` (:func:`grid_histogram`), for q̄ without another pass.
+
+    The rows are cut into the thread-independent blocks of
+    :func:`dpcore.core.threads.row_blocks`, each walked with its own child stream
+    (``Generator.spawn``) on the row threads: the sample depends on the seed and n only, never
+    on the number of threads. Each row's draw still sees only its own q, so the law is the same.
 
     Returns
     -------
@@ -77,18 +116,30 @@ def grid_poisson_sample(
         return np.empty(0, dtype=np.intp), np.empty(0)
     if qbar > 0.5:  # thinning saves little; one uniform per point
         return poisson_sample(table[bins], rng=gen)
-    # Geometric gaps until the walk passes n: one draw of ≈ n q̄ + 8 sd is almost always enough
-    size = int(n * qbar + 8.0 * np.sqrt(n * qbar) + 16)
-    walks, last = [], -1
-    while last < n - 1:
-        walks.append(last + np.cumsum(_walk_gaps(qbar, size, gen)))
-        last = int(walks[-1][-1])
-    pos = np.concatenate(walks) if len(walks) > 1 else walks[0]
-    cand = pos[pos < n]
-    q = table[bins[cand]]
-    keep = _keep_uniforms(cand.shape[0], gen) * qbar < q
-    idx = cand[keep]
-    return idx, 1.0 / q[keep]
+    # at most SAMPLE_BLOCKS runs (a child stream costs ≈ 7 µs), fixed by n
+    blocks = row_blocks(n, min_rows=max(MIN_ROWS_PER_THREAD, -(-n // SAMPLE_BLOCKS)))
+    try:
+        streams = dict(zip((b.start for b in blocks), gen.spawn(len(blocks)), strict=True)) \
+            if len(blocks) > 1 else None
+    except (TypeError, ValueError):  # a bit generator without a seed sequence: one walk
+        streams = None
+    if streams is None:
+        idx, q = _thin(bins, table, qbar, gen)
+        return idx, 1.0 / q
+    parts = map_row_blocks(lambda sl: _thin(bins[sl], table, qbar, streams[sl.start]), blocks)
+    idx = np.concatenate([p[0] + b.start for p, b in zip(parts, blocks, strict=True)])
+    return idx, 1.0 / np.concatenate([p[1] for p in parts])
+
+
+def gather_rows(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``X[idx]`` copied on the row threads (the sampled rows of a large X)."""
+    out = np.empty((idx.shape[0], X.shape[1]), dtype=X.dtype)
+
+    def part(sl: slice) -> None:
+        np.take(X, idx[sl], axis=0, out=out[sl])
+
+    map_row_blocks(part, row_blocks(idx.shape[0], min_rows=1024))
+    return out
 
 
 def calibrate_lloyd_histogram(
@@ -135,8 +186,8 @@ def calibrate_lloyd_histogram(
     grid = r * np.arange(g + 1) / g
 
     def q_table(bs: float, z: np.ndarray = grid) -> np.ndarray:
-        return privacy_probabilities(z, beta_sum=bs, beta_count=kappa * bs, n_iter=t,
-                                     target_epsilon=eps)
+        return privacy_grid_table(radius=r, grid=g, beta_sum=bs, beta_count=kappa * bs,
+                                  n_iter=t, epsilon=eps, points=z)
 
     occupied = np.flatnonzero(counts)  # empty bins add nothing to the expected size
     z_occ, c_occ = grid[occupied], counts[occupied]

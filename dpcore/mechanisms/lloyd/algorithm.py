@@ -15,9 +15,14 @@ import numpy as np
 from scipy import sparse
 
 from dpcore.core.cancel import checkpoint
-from dpcore.core.kernels import assign_accumulate
+from dpcore.core.kernels import (
+    accumulate_prepared,
+    assign_accumulate,
+    prepare_centers,
+    use_compiled,
+)
 from dpcore.core.rng import RNGLike, as_generator
-from dpcore.core.threads import row_chunks, single_threaded_blas
+from dpcore.core.threads import map_row_blocks, n_threads, row_blocks, single_threaded_blas
 from dpcore.data.geometry import clip_to_ball, overflow_error
 from dpcore.mechanisms.lloyd.domain import LloydDomain, ball_domain
 from dpcore.privacy.noise import add_l2_exponential, add_laplace, public_randomness
@@ -48,6 +53,7 @@ def lloyd_statistics(
     X,
     centers,
     weights=None,
+    compiled: bool | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Noise-free statistics of one Lloyd step: per-cluster weighted sums and counts.
 
@@ -59,6 +65,9 @@ def lloyd_statistics(
         the first on ties).
     weights : (n,) array, optional
         Importance weights w_i (default 1).
+    compiled : bool, optional
+        Compiled kernel or numpy (default: by the size of X; see
+        :func:`dpcore.core.kernels.use_compiled`).
 
     Returns
     -------
@@ -77,7 +86,7 @@ def lloyd_statistics(
         weights = np.asarray(weights, dtype=float)
         if weights.shape != (X.shape[0],):
             raise ValueError(f"weights must have shape ({X.shape[0]},), got {weights.shape}")
-    sums, counts, finite = assign_accumulate(X, C, weights)
+    sums, counts, finite = assign_accumulate(X, C, weights, compiled)
     if not finite and np.isfinite(C).all() and np.isfinite(X).all():  # NaN rows: caller's
         raise overflow_error("squared distances")
     return sums, counts
@@ -189,45 +198,54 @@ def dp_lloyd(
     -------
     list of T + 1 arrays (k, d): the initial centres and the centres after each iteration.
     """
-    X = np.asarray(X, dtype=float)
+    X = np.ascontiguousarray(X, dtype=float)  # once, not per block and iteration
     gen = as_generator(rng)
     if domain is None:
         if radius is None:
             raise ValueError("dp_lloyd needs radius (a ball) or domain")
         domain = ball_domain(radius, X.shape[1])
     shift = domain.center if np.any(domain.center != 0) else None
-    w = None if weights is None else np.asarray(weights, dtype=float)
+    w = None if weights is None else np.ascontiguousarray(weights, dtype=float)
     centers = np.asarray(init_centers, dtype=float)
     history = [centers]
-    # Row chunks processed by a thread each; BLAS limited to one thread per chunk (OpenBLAS's own
-    # threads on small blocks are slow, catastrophically so on a shared machine).
-    chunks = row_chunks(X.shape[0])
-    n_chunks = len(chunks)
+    # Row blocks that depend on n, k and d only, their partial statistics added in block order:
+    # the same numbers on 1 or 64 threads. BLAS limited to one thread inside the row threads
+    # (OpenBLAS's own threads on small blocks are slow, catastrophically so on a shared machine).
+    if X.ndim != 2 or centers.ndim != 2 or X.shape[1] != centers.shape[1] or not len(centers):
+        raise ValueError(f"X (n, d) and init_centers (k ≥ 1, d) must agree, got {X.shape}, "
+                         f"{centers.shape}")
+    k, d = centers.shape
+    blocks = row_blocks(X.shape[0], k * d + k)
+    threads = min(n_threads(), len(blocks))
+    # numpy for small fits: the compiled kernel's load costs more than it saves (docs/dp_kmeans.md)
+    compiled = use_compiled(X.shape[0] * max(int(n_iter), 1), k * d)
 
-    def stats(c: np.ndarray, sl: slice, assign=None) -> tuple[np.ndarray, np.ndarray]:
+    def stats(c, sl: slice, assign=None) -> tuple[np.ndarray, np.ndarray]:
         rows, wts = X[sl], None if w is None else w[sl]
-        if assign is None:
-            return lloyd_statistics(rows, c, wts)
+        if assign is None:  # c: prepare_centers' output, shared by the iteration's blocks
+            sums, counts, finite = accumulate_prepared(rows, c, wts, compiled)
+            if not finite and np.isfinite(c[0]).all() and np.isfinite(rows).all():
+                raise overflow_error("squared distances")
+            return sums, counts
         labels = np.asarray(assign(rows), dtype=np.int64)
         if labels.shape != (rows.shape[0],) or (
                 labels.size and (labels.min() < 0 or labels.max() >= c.shape[0])):
             raise ValueError(f"first_assign must return one label in [0, {c.shape[0]}) per row")
         return cluster_sums(rows, labels, c.shape[0], wts)
 
-    # the calling thread takes the first chunk itself: one thread wake-up fewer per iteration
-    pool = ThreadPoolExecutor(n_chunks - 1) if n_chunks > 1 else None
+    # the calling thread takes the first run of blocks itself: one thread wake-up fewer
+    pool = ThreadPoolExecutor(threads - 1) if threads > 1 else None
     try:
         with single_threaded_blas():
             for it in range(int(n_iter)):
                 checkpoint(it / int(n_iter), f"DP-Lloyd iteration {it + 1} of {int(n_iter)}")
                 assign = first_assign if it == 0 else None
-                if pool is None:
-                    sums, counts = stats(centers, chunks[0], assign)
-                else:
-                    rest = [pool.submit(stats, centers, sl, assign) for sl in chunks[1:]]
-                    parts = [stats(centers, chunks[0], assign)] + [f.result() for f in rest]
-                    sums = np.sum([p[0] for p in parts], axis=0)
-                    counts = np.sum([p[1] for p in parts], axis=0)
+                c = centers if assign is not None else prepare_centers(centers)
+                parts = map_row_blocks(lambda sl, c=c, a=assign: stats(c, sl, a), blocks,
+                                       pool=pool, threads=threads)
+                sums, counts = parts[0]
+                for ps, pc in parts[1:]:  # in block order: fixed rounding
+                    sums, counts = sums + ps, counts + pc
                 prev = centers
                 if shift is not None:  # release Σ w (x − c); Σ w x − c Σ w is the same number
                     sums, prev = sums - counts[:, None] * shift, centers - shift

@@ -26,9 +26,15 @@ Decisions the paper leaves open (all post-processing of released values, so priv
 * **Centres stay in the ball**: every new centre is projected onto the ball of radius r with
   :func:`dpcore.data.geometry.clip_to_ball`. The ball is convex and holds all data, so the
   projection never increases a centre's distance to any data point.
-* **Speed**: each step is one compiled GIL-free pass (:mod:`dpcore.core.kernels`) per row chunk,
-  two chunks on two threads with single-threaded BLAS: 0.6–0.8× scikit-learn's Lloyd time on
-  Covertype rows (``benchmarks/bench_kmeans.py``).
+* **Speed**: each step is one compiled GIL-free pass (:mod:`dpcore.core.kernels`) per row block,
+  the blocks on as many threads as the process may use (``n_jobs``, :mod:`dpcore.core.threads`)
+  with single-threaded BLAS; the result does not depend on the thread count
+  (``benchmarks/bench_threads.py``, ``docs/dp_kmeans.md``).
+* **The privacy sampler's fast path is the default**: ``sampler="privacy"`` samples by the
+  upper envelope of q_priv on a public norm grid of ``q_grid`` = 4096 bins (one pass, B from a
+  histogram; the same guarantee, :mod:`dpcore.mechanisms.importance.grid`); ``q_grid=None``
+  asks for the paper's exact per-point q. Per-point diagnostics are computed when read
+  (:mod:`dpcore.mechanisms.lloyd.diagnostics`).
 * **Data outside the ball** are clipped to it (with a warning), never silently: the guarantee
   needs ‖x‖ ≤ r.
 * **Initial centres** are data-independent by default (``init="random_ball"``: k points uniform
@@ -63,6 +69,7 @@ import numpy as np
 
 from dpcore.core.errors import ParameterError
 from dpcore.core.rng import RNGLike, as_generator
+from dpcore.core.threads import thread_limit
 from dpcore.data.base import DPClusterer, dense_matrix
 from dpcore.data.geometry import nearest_center, row_norms
 from dpcore.data.params import (
@@ -70,6 +77,7 @@ from dpcore.data.params import (
     EPSILON,
     N_CLUSTERS,
     N_ITER,
+    N_JOBS,
     N_PUBLIC,
     RADIUS,
     SAMPLE_SIZE,
@@ -79,7 +87,6 @@ from dpcore.data.params import (
 from dpcore.mechanisms.importance import (
     SAMPLERS,
     LloydCalibration,
-    amplified_epsilon,
     calibrate_lloyd,
     coreset_probabilities,
     dp_lloyd_epsilon,
@@ -91,7 +98,9 @@ from dpcore.mechanisms.importance import (
     uniform_probabilities,
 )
 from dpcore.mechanisms.importance.grid import (
+    DEFAULT_GRID,
     calibrate_lloyd_histogram,
+    gather_rows,
     grid_histogram,
     grid_poisson_sample,
 )
@@ -103,6 +112,7 @@ from dpcore.mechanisms.lloyd.algorithm import (  # re-exported: the functional c
     noisy_lloyd_update,
     random_ball_centers,
 )
+from dpcore.mechanisms.lloyd.diagnostics import LazyDiagnostics
 from dpcore.mechanisms.lloyd.domain import (
     SUM_NOISES,
     LloydDomain,
@@ -168,7 +178,7 @@ def _row_choice(n: int, k: int, gen: np.random.Generator) -> np.ndarray:
     return gen.choice(n, size=k, replace=False)
 
 
-class DPLloyd(DPClusterer):
+class DPLloyd(LazyDiagnostics, DPClusterer):
     """ε-DP k-means by (optionally importance-sampled) weighted DP-Lloyd.
 
     Fay, Mair & Sjölund (2024): Algorithm 2 with Poisson importance sampling (Def. 5) by a uniform,
@@ -212,12 +222,19 @@ class DPLloyd(DPClusterer):
     sample_size : float, optional
         Expected sample size m. Needed for "uniform" and "coreset"; for "privacy" None means the
         "sampling for free" noise (the full-data noise at ``epsilon``; m is then what it gives).
-    q_grid : int, optional
-        ``sampler="privacy"`` only: use the upper envelope of q_priv on this many norm bins
-        (:mod:`dpcore.mechanisms.importance.grid`): B from a histogram, one pass over X, no
-        per-point Lambert W. None: the exact per-point q (the paper's).
+    q_grid : int, None or "exact"
+        ``sampler="privacy"`` only: the upper envelope of q_priv on this many norm bins
+        (default 4096, :mod:`dpcore.mechanisms.importance.grid`): B from a histogram, one pass
+        over X, no per-point Lambert W, the same guarantee. None (or "exact"): the exact
+        per-point q and a root search over all n (the paper's; several times the cost of the
+        sampled fit itself).
     diagnostics : bool
-        Compute ``individual_epsilon_`` (a pass over all n points). Default True.
+        Keep what ``individual_epsilon_`` and (on the grid) ``probabilities_`` are computed from
+        when read (one float and one bin per point; no pass during ``fit``). Default True.
+    n_jobs : int, optional
+        Threads of the row loops (scikit-learn's convention: None = the cores this process may
+        use, or ``DPCORE_NUM_THREADS``, within any threadpoolctl limit; −1 = every allowed
+        core; k = k). The result does not depend on it (:mod:`dpcore.core.threads`).
     lam : float
         λ of the coreset mixture (1/2 in the paper).
     init : "random_ball", "sample" or (k, d) array
@@ -258,10 +275,11 @@ class DPLloyd(DPClusterer):
     calibration_ : LloydCalibration
     individual_epsilon_ : (n,) array
         Per-point loss ψ(x_i) (Theorem 6) of the training points (ε(1, x_i) without sampling);
-        only with ``diagnostics=True``.
+        only with ``diagnostics=True``; computed on first access.
     sample_indices_, sample_weights_, probabilities_ : arrays
         Only when sampled: the kept rows, their weights 1/q and every point's q
-        (``probabilities_`` with ``q_grid`` only when ``diagnostics=True``: a whole-data array).
+        (``probabilities_`` on the grid only with ``diagnostics=True``; computed on first
+        access).
     n_features_in_ : int
     """
 
@@ -279,9 +297,12 @@ class DPLloyd(DPClusterer):
         "preset": Param("str", choices=PRESETS, doc="the paper's configuration or budget rules"),
         "sampler": SAMPLER,
         "sample_size": SAMPLE_SIZE,
-        "q_grid": Param("int", 2, 10**9, special=(None,),
-                        doc="sampler='privacy': number of norm bins (None: exact q)"),
-        "diagnostics": Param("bool", doc="compute individual_epsilon_ (a pass over all rows)"),
+        "q_grid": Param("int", 2, 10**9, special=(None, "exact"),
+                        doc="sampler='privacy': number of norm bins (None or 'exact': the "
+                            "paper's exact q, slow)"),
+        "diagnostics": Param("bool", doc="keep what individual_epsilon_ is computed from (on "
+                                         "access)"),
+        "n_jobs": N_JOBS,
         "lam": Param("float", 0.0, 1.0, doc="λ of the coreset mixture"),
         "init": Param("str", choices=INITS, check=_check_init,
                       doc="initial centres: 'random_ball', 'sample' or a (k, d) array"),
@@ -304,7 +325,7 @@ class DPLloyd(DPClusterer):
         preset: str = "paper",
         sampler: str | None = None,
         sample_size: float | None = None,
-        q_grid: int | None = None,
+        q_grid: int | str | None = DEFAULT_GRID,
         diagnostics: bool = True,
         lam: float = 0.5,
         init="random_ball",
@@ -312,6 +333,7 @@ class DPLloyd(DPClusterer):
         count_share: float | str | None = None,
         rng: RNGLike = None,
         init_assign=None,
+        n_jobs: int | None = None,
     ) -> None:
         self.n_clusters = n_clusters
         self.epsilon = epsilon
@@ -331,6 +353,7 @@ class DPLloyd(DPClusterer):
         self.min_count = min_count
         self.count_share = count_share
         self.rng = rng
+        self.n_jobs = n_jobs
 
     # ---- validation -------------------------------------------------------------------------
 
@@ -447,46 +470,46 @@ class DPLloyd(DPClusterer):
     def fit(self, X, y=None) -> DPLloyd:
         """Run (sampled) weighted DP-Lloyd on X; see the class docstring."""
         k, eps = self._check_params()
+        self._keep_diagnostics()
         X = self._check_X(X)
-        gen = as_generator(self.rng)
-        n_rows, d = X.shape
-        dom = self._domain(d)
-        t, share = self._budget(eps, n_rows, d, k, dom)
-        private = math.isfinite(eps)
-        if private and self.sampler == "privacy" and self.q_grid is not None:
-            return self._fit_privacy_grid(X, dom, k, eps, t, share, gen)
-        x_sq = self._squared_norms(X)
-        X, n_out = dom.clip(X, norms=None if dom.is_box else np.sqrt(x_sq))
-        if n_out:
-            what = "lie outside bounds" if dom.is_box else f"have norm > radius={dom.radius:g}"
-            warnings.warn(f"{n_out} of {n_rows} points {what}; they were clipped to the domain "
-                          "(the guarantee needs every point inside)", UserWarning, stacklevel=2)
-            x_sq = row_norms(X, squared=True)
-        need_s = private and (self.sampler is not None or self.diagnostics)
-        s = dom.sensitivity_norms(X, x_sq) if need_s else None
+        with thread_limit(self.n_jobs):  # no extra frame: warnings point at the caller
+            gen = as_generator(self.rng)
+            n_rows, d = X.shape
+            dom = self._domain(d)
+            t, share = self._budget(eps, n_rows, d, k, dom)
+            private = math.isfinite(eps)
+            if private and self.sampler == "privacy" and self.q_grid not in (None, "exact"):
+                return self._fit_privacy_grid(X, dom, k, eps, t, share, gen)
+            x_sq = self._squared_norms(X)
+            X, n_out = dom.clip(X, norms=None if dom.is_box else np.sqrt(x_sq))
+            if n_out:
+                what = ("lie outside bounds" if dom.is_box
+                        else f"have norm > radius={dom.radius:g}")
+                warnings.warn(f"{n_out} of {n_rows} points {what}; they were clipped to the "
+                              "domain (the guarantee needs every point inside)", UserWarning,
+                              stacklevel=2)
+                x_sq = row_norms(X, squared=True)
+            need_s = private and (self.sampler is not None or self.diagnostics)
+            s = dom.sensitivity_norms(X, x_sq) if need_s else None
 
-        if private:
-            cal, q = self._calibrate(X, s, dom, eps, t, share)
-        else:
-            cal = LloydCalibration(self.sampler, math.inf, float(self.sample_size or n_rows),
-                                   0.0, 0.0, math.inf)
-            q = self._nonprivate_probabilities(X, dom)
-        if q is None:
-            S, w = X, None
-        else:
-            idx, w = poisson_sample(q, rng=gen)
-            S = X[idx]
-            self.sample_indices_, self.sample_weights_, self.probabilities_ = idx, w, q
-        self._run(S, w, dom, k, t, share, cal, gen)
-        if private and self.diagnostics:
-            slopes = lloyd_profile(s, beta_sum=cal.beta_sum, beta_count=cal.beta_count,
-                                   n_iter=t).slopes
-            self.individual_epsilon_ = (
-                slopes if q is None else amplified_epsilon(q, np.where(q > 0, slopes / q, 0.0))
-            )
-        elif self.diagnostics:
-            self.individual_epsilon_ = np.full(n_rows, math.inf)
-        return self
+            if private:
+                cal, q = self._calibrate(X, s, dom, eps, t, share)
+            else:
+                cal = LloydCalibration(self.sampler, math.inf, float(self.sample_size or n_rows),
+                                       0.0, 0.0, math.inf)
+                q = self._nonprivate_probabilities(X, dom)
+            if q is None:
+                S, w = X, None
+            else:
+                idx, w = poisson_sample(q, rng=gen)
+                S = X[idx]
+                self.sample_indices_, self.sample_weights_ = idx, w
+            self._run(S, w, dom, k, t, share, cal, gen)
+            self._keep_diagnostics(q=q, private=private, n=n_rows, cal=cal, t=t,
+                                   s=s if self.diagnostics else None)
+            if not self.diagnostics:
+                self._diag["n"] = None  # no individual_epsilon_ (as before: never set)
+            return self
 
     def _run(self, S, w, dom, k, t, share, cal, gen) -> None:
         """DP-Lloyd on the (sampled) rows S and the fitted attributes."""
@@ -511,11 +534,12 @@ class DPLloyd(DPClusterer):
         norm s and the histogram: clamping to the domain only shortens s(x) (each coordinate
         moves towards the centre), and q_priv grows with s while ψ falls with q (Prop. 17), so
         q = q_priv(min(s, r)) rounded up to the grid keeps ψ ≤ ε*. Only the sampled rows are
-        clipped; thinning draws ≈ n q̄ variates, not n. Every point's q (``probabilities_``) and
-        loss (a second pass) only with ``diagnostics=True``.
+        clipped; thinning draws ≈ n q̄ variates, not n. The same pass writes every point's s
+        when ``diagnostics=True``, for ``probabilities_`` and ``individual_epsilon_`` on access.
         """
         center = dom.center if np.any(dom.center != 0) else None
-        bins, counts, finite = grid_histogram(X, dom.radius, int(self.q_grid), center)
+        s = np.empty(X.shape[0]) if self.diagnostics else None
+        bins, counts, finite = grid_histogram(X, dom.radius, int(self.q_grid), center, norms=s)
         if not finite:
             self._squared_norms(X)  # raises the message for NaN, ±inf or overflowing rows
             raise ValueError("X has rows whose squared norm is not finite")
@@ -528,18 +552,15 @@ class DPLloyd(DPClusterer):
                                                radius=dom.radius, n_iter=t,
                                                sample_size=self.sample_size, count_share=share)
         idx, w = grid_poisson_sample(bins, table, counts, rng=gen)
-        S, n_out = dom.clip(X[idx])
+        S, n_out = dom.clip(gather_rows(X, idx))
         if n_out:
             warnings.warn("some points lie outside the declared domain; they were clipped to it "
                           "(the guarantee needs every point inside)", UserWarning, stacklevel=3)
         self.sample_indices_, self.sample_weights_ = idx, w
         self._run(S, w, dom, k, t, share, cal, gen)
-        if self.diagnostics:
-            self.probabilities_ = q = table[bins]
-            s = dom.sensitivity_norms(X)
-            slopes = lloyd_profile(np.minimum(s, dom.radius), beta_sum=cal.beta_sum,
-                                   beta_count=cal.beta_count, n_iter=t).slopes
-            self.individual_epsilon_ = amplified_epsilon(q, np.where(q > 0, slopes / q, 0.0))
+        if self.diagnostics:  # q and ψ when read (LazyDiagnostics), from the pass's bins and s
+            self._keep_diagnostics(bins=bins, table=table, s=s, radius=dom.radius, cal=cal, t=t,
+                                   private=True, n=X.shape[0])
         return self
 
     def _nonprivate_probabilities(self, X, dom: LloydDomain) -> np.ndarray | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from dpcore.core.rng import RNGLike
-from dpcore.mechanisms.importance.grid import DEFAULT_GRID
 from dpcore.mechanisms.lloyd.estimator import DPLloyd
 
 __all__ = ["PARTITION_ROUNDS", "SEEDING_PROGRESS", "fit_lloyd_stage"]
@@ -61,8 +60,7 @@ def fit_lloyd_stage(
     lloyd = DPLloyd(
         n_clusters, epsilon=epsilon, bounds=bounds, radius=radius, n=n, sum_noise=sum_noise,
         n_iter=n_iter, preset="auto", count_share=count_share, sampler=sampler,
-        sample_size=sample_size, q_grid=DEFAULT_GRID if sampler == "privacy" else None,
-        diagnostics=False, init=init, init_assign=init_assign, rng=rng,
+        sample_size=sample_size, diagnostics=False, init=init, init_assign=init_assign, rng=rng,
     )
     if init_assign is not None and n_iter is None:
         t_rule, _ = lloyd._budget(epsilon, X.shape[0], X.shape[1], n_clusters,

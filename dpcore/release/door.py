@@ -126,6 +126,7 @@ class _Plan:
     params: dict[str, Any]
     guarantee: Guarantee
     parts: tuple[Part, ...] | None = None
+    dry_run: bool = False  # planned by a run on the proxy (no privacy map)
 
 
 class ReleaseDoor:
@@ -254,14 +255,40 @@ class ReleaseDoor:
             p = _resolve_params(mech, p, {"radius": self.radius})
         except ValueError as exc:
             raise ReleaseRefused(str(exc)) from None
-        g, parts = self._dry_guarantee(mech, p, n)
+        g, parts = self._planned_guarantee(mech, p, n)
         if isinstance(g, RandomDP) and not self.allow_random_dp:
             raise ReleaseRefused(RANDOM_DP_OFF)
-        return _Plan(label or mechanism, mech.name, p, g, parts)
+        dry = mech.entry is None or mech.entry.privacy_map is None
+        return _Plan(label or mechanism, mech.name, p, g, parts, dry)
+
+    def _planned_guarantee(self, mech, params: dict, n: int
+                           ) -> tuple[Guarantee, tuple[Part, ...] | None]:
+        """The guarantee and parts from the registry row's privacy map
+        (:mod:`dpcore.release.privacy_maps`): public parameters in, guarantee out, in
+        milliseconds. A mechanism registered at run time without a row (tests, plug-ins) is
+        planned by :meth:`_dry_guarantee`."""
+        privacy_map = mech.entry.privacy_map if mech.entry is not None else None
+        if privacy_map is None:
+            return self._dry_guarantee(mech, params, n)
+        from dpcore.release.privacy_maps import PublicFacts
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            warnings.simplefilter("error", PrivacyLeakWarning)
+            try:
+                planned = privacy_map(params, PublicFacts(int(n), self.d))
+            except PrivacyLeakWarning as w:
+                raise ReleaseRefused(f"{mech.name} reads a parameter off the data, which a "
+                                     f"release cannot allow: {w}") from None
+            except (ValueError, TypeError, KeyError) as exc:  # public parameters only: public
+                raise ReleaseRefused(f"{mech.name} cannot run with these parameters: "
+                                     f"{exc}") from None
+        return planned.guarantee, planned.parts
 
     def _dry_guarantee(self, mech, params: dict, n: int
                        ) -> tuple[Guarantee, tuple[Part, ...] | None]:
-        """The guarantee and parts, from a run on the public proxy (seeded: nothing private)."""
+        """The guarantee and parts, from a run on the public proxy (seeded: nothing private);
+        only for runtime-registered mechanisms without a privacy map."""
         def dry(rows: int) -> tuple[Guarantee, tuple[Part, ...] | None]:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -329,12 +356,22 @@ class ReleaseDoor:
                 warnings.simplefilter("error", PrivacyLeakWarning)
                 released, guarantee, parts = mech.run_accounted(self._X, _entropy(),
                                                                 **plan.params)
-            if guarantee != plan.guarantee or (plan.parts is not None and parts != plan.parts):
-                return None  # the delivered guarantee (or its parts) is not the one charged
+            if not _covered(guarantee, plan.guarantee) or (
+                    plan.dry_run and plan.parts is not None and parts != plan.parts):
+                return None  # the delivered guarantee (or its parts) is more than was charged
             return {k: (None if v is None else np.asarray(v, dtype=float))
                     for k, v in dict(released).items()}
         except Exception:
             return None
+
+
+def _covered(delivered: Any, charged: Guarantee) -> bool:
+    """Whether the fit delivered at most what was charged: the same kind, and no ε, δ, ρ or γ
+    above the charged one (exactly: a map may round up, never down)."""
+    if type(delivered) is not type(charged):
+        return False
+    return all(getattr(delivered, f) <= getattr(charged, f)
+               for f in ("epsilon", "delta", "rho", "gamma") if hasattr(charged, f))
 
 
 def _guarantee_types() -> tuple[type, ...]:

@@ -270,7 +270,7 @@ class ReleaseDoor:
         privacy_map = mech.entry.privacy_map if mech.entry is not None else None
         if privacy_map is None:
             return self._dry_guarantee(mech, params, n)
-        from dpcore.release.privacy_maps import PublicFacts
+        from dpcore.release.privacy_maps import CHECKED_BY_MAP, PublicFacts
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -283,7 +283,28 @@ class ReleaseDoor:
             except (ValueError, TypeError, KeyError) as exc:  # public parameters only: public
                 raise ReleaseRefused(f"{mech.name} cannot run with these parameters: "
                                      f"{exc}") from None
+            if mech.name not in CHECKED_BY_MAP:
+                self._check_on_empty(mech, params, planned.guarantee)
         return planned.guarantee, planned.parts
+
+    def _check_on_empty(self, mech, params: dict, planned: Guarantee) -> None:
+        """Validate the public parameters the way the mechanism's ``fit`` does, on an empty table
+        of the declared width: zero rows are public, and a total mechanism (issue 22) releases on
+        them exactly when its public inputs are valid. So a check that only ``fit`` makes (k
+        above the declared n, a sensitivity sampler at n < 2) is a refusal before the charge,
+        never a charged ⊥; and a privacy map that disagrees with the code is a refusal too. Cheap:
+        no row to compute on (the guarantee is the map's, not this run's)."""
+        try:
+            _, g, _ = mech.run_accounted(np.empty((0, self.d)), np.random.default_rng(0),
+                                         **params)
+        except PrivacyLeakWarning as w:
+            raise ReleaseRefused(f"{mech.name} reads a parameter off the data, which a "
+                                 f"release cannot allow: {w}") from None
+        except (ValueError, TypeError) as exc:  # public parameters, zero rows: public
+            raise ReleaseRefused(f"{mech.name} cannot run with these parameters: {exc}") from None
+        if not _covered(g, planned):
+            raise ReleaseRefused(f"{mech.name}: its privacy map says {planned}, its code {g}; "
+                                 "nothing was charged")
 
     def _dry_guarantee(self, mech, params: dict, n: int
                        ) -> tuple[Guarantee, tuple[Part, ...] | None]:

@@ -7,16 +7,24 @@ that touches the private rows, and it
 
 1. plans the release from public inputs only: the mechanism (a key of
    :data:`dpcore.release.runconfig.MECHANISMS`), its parameters, the declared radius, the declared
-   or privately estimated n; the guarantee is read off a dry run on a public synthetic proxy of the
-   declared shape, and a :class:`~dpcore.privacy.guarantees.PrivacyLeakWarning` there is a refusal;
+   or privately estimated n; the guarantee is the registry row's privacy map of them, and a
+   :class:`~dpcore.privacy.guarantees.PrivacyLeakWarning` there is a refusal;
 2. charges the whole guarantee (all parts of a multi-part release, and the floating-point slack
    of defended noise) in one ledger transaction **before** computing, with what the release is
-   made of (its registry row's ``parts``, read off the dry run) for the ledger's tight total;
+   made of (its privacy map's ``parts``) for the ledger's tight total;
 3. computes with randomness from the operating system, with ``PrivacyLeakWarning`` turned into an
    error; any failure (an exception, a leak warning, a guarantee or parts that differ from the
    planned ones) keeps the charge and yields ⊥ with the fixed message :data:`FAILED`;
 4. returns :class:`Release` ``(output, guarantee, label)``: the DP output only, never a seed, a
-   timing, a warning text or an intermediate statistic.
+   timing, a warning text or an intermediate statistic; with a :class:`Deadline` (a curator
+   deployment) it answers at a public deadline whatever the data, and a computation still
+   running then is ⊥ (:mod:`dpcore.release.timing`).
+
+The guarantee comes from the registry row's privacy map (:mod:`dpcore.release.privacy_maps`):
+planning never computes on rows; its one run is a check of the public parameters on an empty
+table, so a mechanism's public refusals (k above the declared n, ...) are refusals, not ⊥. Every
+registered mechanism is total (it releases on every table of the declared shape,
+``tests/test_total_mechanisms.py``), so ⊥ and refusals depend on public inputs only.
 
 Refusals before the charge (:class:`ReleaseRefused`,
 :class:`~dpcore.privacy.guarantees.BudgetExceededError`) depend only on public inputs and on the
@@ -66,8 +74,9 @@ from dpcore.privacy.noise import defended_noise
 from dpcore.release.config_schema import jsonable as _jsonable
 from dpcore.release.registry import get_mechanism
 from dpcore.release.runconfig import _resolve_params
+from dpcore.release.timing import Deadline, padded
 
-__all__ = ["FAILED", "Release", "ReleaseDoor", "ReleaseRefused"]
+__all__ = ["FAILED", "Deadline", "Release", "ReleaseDoor", "ReleaseRefused"]
 
 #: The one message of a failed release (it must not depend on the data).
 FAILED = "The mechanism released ⊥ (no output). Its budget is spent: ⊥ is itself an output."
@@ -142,12 +151,18 @@ class ReleaseDoor:
         Where every release is charged before it is computed.
     allow_random_dp : bool
         Whether random-DP releases may be made (a curator deployment enables them explicitly).
+    deadline : Deadline, optional
+        Pad every release to a public deadline (:mod:`dpcore.release.timing`): it answers after
+        that time whatever the data, and a computation still running then is ⊥ (charged). A
+        curator deployment passes one; None computes and answers at once.
     """
 
-    def __init__(self, table: Any, description, ledger, *, allow_random_dp: bool = True) -> None:
+    def __init__(self, table: Any, description, ledger, *, allow_random_dp: bool = True,
+                 deadline: Deadline | None = None) -> None:
         self.description = description
         self.ledger = ledger
         self.allow_random_dp = bool(allow_random_dp)
+        self.deadline = deadline
         self._X = description.prepare(table)
 
     # ---- public facts ------------------------------------------------------------------------
@@ -365,8 +380,14 @@ class ReleaseDoor:
                 spend_many(charges)
             else:  # an in-memory PrivacyLedger: check the whole, then record
                 _spend_all(self.ledger, charges)
-            return [Release(self._compute(pl), g, pl.label)
-                    for pl, g in zip(plans, delivered, strict=True)]
+            if self.deadline is None:
+                outputs = [self._compute(pl) for pl in plans]
+            else:  # answer at a public deadline, whatever the data (issue 22, item 6)
+                seconds = self.deadline.for_releases([(pl.mechanism, pl.params) for pl in plans],
+                                                     n=int(self.n or 0), d=self.d)
+                outputs = padded(lambda i: self._compute(plans[i]), len(plans), seconds)
+            return [Release(out, g, pl.label)
+                    for out, pl, g in zip(outputs, plans, delivered, strict=True)]
 
     def _compute(self, plan: _Plan) -> dict[str, Any] | None:
         """Run on the private rows; ⊥ (None) on any failure, with nothing of it kept."""

@@ -13,8 +13,8 @@ that touches the private rows, and it
    of defended noise) in one ledger transaction **before** computing, with what the release is
    made of (its privacy map's ``parts``) for the ledger's tight total;
 3. computes with randomness from the operating system, with ``PrivacyLeakWarning`` turned into an
-   error; any failure (an exception, a leak warning, a guarantee or parts that differ from the
-   planned ones) keeps the charge and yields ⊥ with the fixed message :data:`FAILED`;
+   error; any failure (an exception, a leak warning, a delivered guarantee above the charged
+   one) keeps the charge and yields ⊥ with the fixed message :data:`FAILED`;
 4. returns :class:`Release` ``(output, guarantee, label)``: the DP output only, never a seed, a
    timing, a warning text or an intermediate statistic; with a :class:`Deadline` (a curator
    deployment) it answers at a public deadline whatever the data, and a computation still

@@ -1,7 +1,8 @@
 """Privacy maps: each registered mechanism's guarantee as a function of its public parameters.
 
-A registry row (:class:`~dpcore.release.registry.Entry`) names its map (OpenDP's idea of a
-measurement with a privacy map): ``map(params, facts) -> Planned``, where ``params`` are the
+A registry row (:class:`~dpcore.release.registry.Entry`) has a map (OpenDP's idea of a
+measurement with a privacy map; ``Entry.privacy_map``, from :data:`MAPS` by key):
+``map(params, facts) -> Planned``, where ``params`` are the
 release's resolved public parameters and ``facts`` the public facts of the table (the declared or
 privately estimated n, the number of columns d). The map returns the guarantee in the
 mechanism's native kind (pure ε, (ε, δ), zCDP ρ, random DP) and, where the release's structure is

@@ -315,7 +315,7 @@ class ReleaseDoor:
         except PrivacyLeakWarning as w:
             raise ReleaseRefused(f"{mech.name} reads a parameter off the data, which a "
                                  f"release cannot allow: {w}") from None
-        except (ValueError, TypeError) as exc:  # public parameters, zero rows: public
+        except Exception as exc:  # public parameters on zero rows: the reason is public
             raise ReleaseRefused(f"{mech.name} cannot run with these parameters: {exc}") from None
         if not _covered(g, planned):
             raise ReleaseRefused(f"{mech.name}: its privacy map says {planned}, its code {g}; "

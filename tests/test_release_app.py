@@ -107,14 +107,14 @@ def test_finding2_failure_is_charged_and_says_nothing(curator, monkeypatch):
     at = session("pages/importance.py")
     before = remaining(at)
     monkeypatch.setattr(DPLloyd, "fit", fit)
-    # the dry run on the public proxy fails too: a public refusal, nothing charged
+    # the door's check of the public parameters on an empty table fails too: a public refusal
     at.button(key="importance_release").click().run()
     assert any("cannot run" in e.value for e in at.error) and remaining(at) == before
 
     first = pd.read_csv(curator / "private.csv").to_numpy()[0]
 
     def fit_private_only(self, X, y=None):  # fails on the private rows only
-        if np.allclose(np.asarray(X)[0], first):
+        if len(X) and np.allclose(np.asarray(X)[0], first):
             raise ValueError(f"mean squared norm {float(np.mean(np.asarray(X) ** 2)):.5f}")
         return real_fit(self, X, y)
 

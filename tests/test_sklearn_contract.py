@@ -270,7 +270,7 @@ FRESH_NOISE = ("rng=None draws fresh noise at every fit (as a DP release must); 
 def expected_failed(estimator) -> dict[str, str]:
     """Checks a DP estimator fails on purpose (scikit-learn ≥ 1.6 ``expected_failed_checks``)."""
     out = {"check_clustering": NO_LABELS}
-    if isinstance(estimator, DPLloyd | DPKMeans):
+    if isinstance(estimator, DPLloyd | DPKMeans | FriendlyCoreKMeans | LSHClustering):
         out["check_estimators_empty_data_messages"] = EMPTY_DATA
     if estimator.rng is None:
         out["check_fit_idempotent"] = FRESH_NOISE

@@ -74,7 +74,7 @@ def _check(data: str | None, schema: str | None, budget: str | None) -> None:
 def open_door(data: str | Path, schema: str | Path, budget: Guarantee | str | None,
               ledger_dir: str | Path | None = None, *, table=None, dataset: str | None = None,
               allow_random_dp: bool = False, analyst_token: str | None = None,
-              accountant: str = "filter"):
+              accountant: str = "filter", deadline=None):
     """The :class:`~dpcore.release.door.ReleaseDoor` of a private file over its lasting ledger.
 
     ``budget`` may be None when the data set already has a ledger (its stored budget is used).
@@ -82,6 +82,8 @@ def open_door(data: str | Path, schema: str | Path, budget: Guarantee | str | No
     records the description and any change of it. ``allow_random_dp``: accept random-DP
     releases (needs a budget with γ). ``analyst_token``: spend as that named analyst.
     ``accountant``: how a *new* data set's DP account refuses (fixed with its budget).
+    ``deadline``: a :class:`~dpcore.release.timing.Deadline`; every release then answers at that
+    public time, whatever the data (the app's curator deployment passes one).
     """
     from dpcore.release.door import ReleaseDoor
     from dpcore.release.runconfig import read_table
@@ -98,7 +100,7 @@ def open_door(data: str | Path, schema: str | Path, budget: Guarantee | str | No
     if allow_random_dp and not isinstance(ledger.budget, RandomDP):
         raise ValueError(f"--random-dp needs a budget with γ (--budget EPS,DELTA,GAMMA); data "
                          f"set '{name}' has {ledger.budget}")
-    return ReleaseDoor(table, desc, ledger, allow_random_dp=allow_random_dp)
+    return ReleaseDoor(table, desc, ledger, allow_random_dp=allow_random_dp, deadline=deadline)
 
 
 def release_ledger(name: str, description, budget: Guarantee | None,

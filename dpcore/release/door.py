@@ -7,16 +7,24 @@ that touches the private rows, and it
 
 1. plans the release from public inputs only: the mechanism (a key of
    :data:`dpcore.release.runconfig.MECHANISMS`), its parameters, the declared radius, the declared
-   or privately estimated n; the guarantee is read off a dry run on a public synthetic proxy of the
-   declared shape, and a :class:`~dpcore.privacy.guarantees.PrivacyLeakWarning` there is a refusal;
+   or privately estimated n; the guarantee is the registry row's privacy map of them, and a
+   :class:`~dpcore.privacy.guarantees.PrivacyLeakWarning` there is a refusal;
 2. charges the whole guarantee (all parts of a multi-part release, and the floating-point slack
    of defended noise) in one ledger transaction **before** computing, with what the release is
-   made of (its registry row's ``parts``, read off the dry run) for the ledger's tight total;
+   made of (its privacy map's ``parts``) for the ledger's tight total;
 3. computes with randomness from the operating system, with ``PrivacyLeakWarning`` turned into an
-   error; any failure (an exception, a leak warning, a guarantee or parts that differ from the
-   planned ones) keeps the charge and yields ⊥ with the fixed message :data:`FAILED`;
+   error; any failure (an exception, a leak warning, a delivered guarantee above the charged
+   one) keeps the charge and yields ⊥ with the fixed message :data:`FAILED`;
 4. returns :class:`Release` ``(output, guarantee, label)``: the DP output only, never a seed, a
-   timing, a warning text or an intermediate statistic.
+   timing, a warning text or an intermediate statistic; with a :class:`Deadline` (a curator
+   deployment) it answers at a public deadline whatever the data, and a computation still
+   running then is ⊥ (:mod:`dpcore.release.timing`).
+
+The guarantee comes from the registry row's privacy map (:mod:`dpcore.release.privacy_maps`):
+planning never computes on rows; its one run is a check of the public parameters on an empty
+table, so a mechanism's public refusals (k above the declared n, ...) are refusals, not ⊥. Every
+registered mechanism is total (it releases on every table of the declared shape,
+``tests/test_total_mechanisms.py``), so ⊥ and refusals depend on public inputs only.
 
 Refusals before the charge (:class:`ReleaseRefused`,
 :class:`~dpcore.privacy.guarantees.BudgetExceededError`) depend only on public inputs and on the
@@ -66,8 +74,9 @@ from dpcore.privacy.noise import defended_noise
 from dpcore.release.config_schema import jsonable as _jsonable
 from dpcore.release.registry import get_mechanism
 from dpcore.release.runconfig import _resolve_params
+from dpcore.release.timing import Deadline, padded
 
-__all__ = ["FAILED", "Release", "ReleaseDoor", "ReleaseRefused"]
+__all__ = ["FAILED", "Deadline", "Release", "ReleaseDoor", "ReleaseRefused"]
 
 #: The one message of a failed release (it must not depend on the data).
 FAILED = "The mechanism released ⊥ (no output). Its budget is spent: ⊥ is itself an output."
@@ -126,6 +135,7 @@ class _Plan:
     params: dict[str, Any]
     guarantee: Guarantee
     parts: tuple[Part, ...] | None = None
+    dry_run: bool = False  # planned by a run on the proxy (no privacy map)
 
 
 class ReleaseDoor:
@@ -141,12 +151,18 @@ class ReleaseDoor:
         Where every release is charged before it is computed.
     allow_random_dp : bool
         Whether random-DP releases may be made (a curator deployment enables them explicitly).
+    deadline : Deadline, optional
+        Pad every release to a public deadline (:mod:`dpcore.release.timing`): it answers after
+        that time whatever the data, and a computation still running then is ⊥ (charged). A
+        curator deployment passes one; None computes and answers at once.
     """
 
-    def __init__(self, table: Any, description, ledger, *, allow_random_dp: bool = True) -> None:
+    def __init__(self, table: Any, description, ledger, *, allow_random_dp: bool = True,
+                 deadline: Deadline | None = None) -> None:
         self.description = description
         self.ledger = ledger
         self.allow_random_dp = bool(allow_random_dp)
+        self.deadline = deadline
         self._X = description.prepare(table)
 
     # ---- public facts ------------------------------------------------------------------------
@@ -254,14 +270,61 @@ class ReleaseDoor:
             p = _resolve_params(mech, p, {"radius": self.radius})
         except ValueError as exc:
             raise ReleaseRefused(str(exc)) from None
-        g, parts = self._dry_guarantee(mech, p, n)
+        g, parts = self._planned_guarantee(mech, p, n)
         if isinstance(g, RandomDP) and not self.allow_random_dp:
             raise ReleaseRefused(RANDOM_DP_OFF)
-        return _Plan(label or mechanism, mech.name, p, g, parts)
+        dry = mech.entry is None or mech.entry.privacy_map is None
+        return _Plan(label or mechanism, mech.name, p, g, parts, dry)
+
+    def _planned_guarantee(self, mech, params: dict, n: int
+                           ) -> tuple[Guarantee, tuple[Part, ...] | None]:
+        """The guarantee and parts from the registry row's privacy map
+        (:mod:`dpcore.release.privacy_maps`): public parameters in, guarantee out, in
+        milliseconds. A mechanism registered at run time without a row (tests, plug-ins) is
+        planned by :meth:`_dry_guarantee`."""
+        privacy_map = mech.entry.privacy_map if mech.entry is not None else None
+        if privacy_map is None:
+            return self._dry_guarantee(mech, params, n)
+        from dpcore.release.privacy_maps import CHECKED_BY_MAP, PublicFacts
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            warnings.simplefilter("error", PrivacyLeakWarning)
+            try:
+                planned = privacy_map(params, PublicFacts(int(n), self.d))
+            except PrivacyLeakWarning as w:
+                raise ReleaseRefused(f"{mech.name} reads a parameter off the data, which a "
+                                     f"release cannot allow: {w}") from None
+            except (ValueError, TypeError, KeyError) as exc:  # public parameters only: public
+                raise ReleaseRefused(f"{mech.name} cannot run with these parameters: "
+                                     f"{exc}") from None
+            if mech.name not in CHECKED_BY_MAP:
+                self._check_on_empty(mech, params, planned.guarantee)
+        return planned.guarantee, planned.parts
+
+    def _check_on_empty(self, mech, params: dict, planned: Guarantee) -> None:
+        """Validate the public parameters the way the mechanism's ``fit`` does, on an empty table
+        of the declared width: zero rows are public, and a total mechanism (issue 22) releases on
+        them exactly when its public inputs are valid. So a check that only ``fit`` makes (k
+        above the declared n, a sensitivity sampler at n < 2) is a refusal before the charge,
+        never a charged ⊥; and a privacy map that disagrees with the code is a refusal too. Cheap:
+        no row to compute on (the guarantee is the map's, not this run's)."""
+        try:
+            _, g, _ = mech.run_accounted(np.empty((0, self.d)), np.random.default_rng(0),
+                                         **params)
+        except PrivacyLeakWarning as w:
+            raise ReleaseRefused(f"{mech.name} reads a parameter off the data, which a "
+                                 f"release cannot allow: {w}") from None
+        except Exception as exc:  # public parameters on zero rows: the reason is public
+            raise ReleaseRefused(f"{mech.name} cannot run with these parameters: {exc}") from None
+        if not _covered(g, planned):
+            raise ReleaseRefused(f"{mech.name}: its privacy map says {planned}, its code {g}; "
+                                 "nothing was charged")
 
     def _dry_guarantee(self, mech, params: dict, n: int
                        ) -> tuple[Guarantee, tuple[Part, ...] | None]:
-        """The guarantee and parts, from a run on the public proxy (seeded: nothing private)."""
+        """The guarantee and parts, from a run on the public proxy (seeded: nothing private);
+        only for runtime-registered mechanisms without a privacy map."""
         def dry(rows: int) -> tuple[Guarantee, tuple[Part, ...] | None]:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -320,8 +383,14 @@ class ReleaseDoor:
                 spent = spend_many(charges)
             else:  # an in-memory PrivacyLedger: check the whole, then record
                 spent = _spend_all(self.ledger, charges)
-            out = [Release(self._compute(pl), g, pl.label)
-                   for pl, g in zip(plans, delivered, strict=True)]
+            if self.deadline is None:
+                outputs = [self._compute(pl) for pl in plans]
+            else:  # answer at a public deadline, whatever the data (issue 22, item 6)
+                seconds = self.deadline.for_releases([(pl.mechanism, pl.params) for pl in plans],
+                                                     n=int(self.n or 0), d=self.d)
+                outputs = padded(lambda i: self._compute(plans[i]), len(plans), seconds)
+            out = [Release(o, g, pl.label)
+                   for o, pl, g in zip(outputs, plans, delivered, strict=True)]
         keep = getattr(self.ledger, "keep_outputs", None)
         if keep is not None:  # never raises: the outputs are released and charged already
             keep(spent, out, origin=origin)
@@ -336,12 +405,22 @@ class ReleaseDoor:
                 warnings.simplefilter("error", PrivacyLeakWarning)
                 released, guarantee, parts = mech.run_accounted(self._X, _entropy(),
                                                                 **plan.params)
-            if guarantee != plan.guarantee or (plan.parts is not None and parts != plan.parts):
-                return None  # the delivered guarantee (or its parts) is not the one charged
+            if not _covered(guarantee, plan.guarantee) or (
+                    plan.dry_run and plan.parts is not None and parts != plan.parts):
+                return None  # the delivered guarantee (or its parts) is more than was charged
             return {k: (None if v is None else np.asarray(v, dtype=float))
                     for k, v in dict(released).items()}
         except Exception:
             return None
+
+
+def _covered(delivered: Any, charged: Guarantee) -> bool:
+    """Whether the fit delivered at most what was charged: the same kind, and no ε, δ, ρ or γ
+    above the charged one (exactly: a map may round up, never down)."""
+    if type(delivered) is not type(charged):
+        return False
+    return all(getattr(delivered, f) <= getattr(charged, f)
+               for f in ("epsilon", "delta", "rho", "gamma") if hasattr(charged, f))
 
 
 def _guarantee_types() -> tuple[type, ...]:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from dpcore.data import limits
+from dpcore.data.params import N_PUBLIC_INT, declare
 from dpcore.mechanisms.sensitivity import sampler as sensitivity
 from dpcore.mechanisms.sensitivity import statistics
 from dpcore.privacy.noise import public_randomness
@@ -16,6 +17,7 @@ from dpcore.release.tables import read_table
 __all__ = ["sensitivity_release"]
 
 
+@declare(n=N_PUBLIC_INT)
 def sensitivity_release(
     X: np.ndarray,
     *,
@@ -28,6 +30,7 @@ def sensitivity_release(
     m: int | None = None,
     delta: float = 0.0,
     mechanism: str = "laplace",
+    n: int | None = None,
     rng: np.random.Generator | None = None,
 ):
     """Sample-Then-Respond (paper 004) on a statistic of the
@@ -37,6 +40,12 @@ def sensitivity_release(
     records uniformly from the box ``bounds`` = [lo, hi] in every coordinate (default: the
     statistic's own ``bounds`` parameter, else [0, 1]); any other value is a file or sample data
     set holding a public table with as many numeric columns as the data.
+
+    ``n`` is the public n (the door fills it from the declared or estimated n): the sensitivity
+    is sampled on neighbours of that size, and the statistic is made total
+    (:meth:`~dpcore.mechanisms.sensitivity.statistics.Statistic.total`), so a private table
+    with fewer rows than the statistic needs (n < 2, n < k) gets a release like any other (its
+    value is the statistic's public default, noised) instead of a ⊥ that would reveal its size.
     """
     d = X.shape[1]
     limits.check_params(epsilon=epsilon, m=m, d=d)
@@ -45,6 +54,8 @@ def sensitivity_release(
     if statistic_params is not None and not isinstance(statistic_params, Mapping):
         raise ValueError(f"statistic_params must be an object, got {statistic_params!r}"[:200])
     stat = statistics.get_statistic(statistic, **(statistic_params or {}))
+    if n is not None:
+        stat = stat.total(d)
     if oracle == "uniform":
         pair = bounds if bounds is not None else stat.params.get("bounds", (0.0, 1.0))
         if not isinstance(pair, list | tuple | np.ndarray) or len(pair) != 2:
@@ -73,4 +84,4 @@ def sensitivity_release(
                              f"the data {d}")
     return sensitivity.sample_then_respond(
         stat, X, table, epsilon=epsilon, gamma=gamma, m=m, delta=delta, mechanism=mechanism,
-        rng=rng)
+        rng=rng, n=None if n is None else int(n))

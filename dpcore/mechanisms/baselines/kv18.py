@@ -64,15 +64,16 @@ def kv18_clip_width(n: int, sigma: float, beta: float) -> float:
 
 
 def _check(x: np.ndarray, sigma: float, radius: float, beta: float, ndim: int,
-           budget: tuple[str, float], range_share: float) -> np.ndarray:
+           budget: tuple[str, float], range_share: float, min_rows: int = 1) -> np.ndarray:
     name, value = budget
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
     if not 0 < range_share < 1:
         raise ValueError(f"range_share must be in (0, 1), got {range_share!r}")
     x = np.asarray(x, dtype=float)
-    if x.ndim != ndim or x.shape[0] < 1:
-        raise ValueError(f"data must be a non-empty {ndim}-D array, got shape {x.shape}")
+    if x.ndim != ndim or x.shape[0] < min_rows:
+        what = "a non-empty" if min_rows else "a"
+        raise ValueError(f"data must be {what} {ndim}-D array, got shape {x.shape}")
     if not np.all(np.isfinite(x)):
         raise ValueError("data contain NaN or infinite values")
     if not (math.isfinite(sigma) and sigma > 0):
@@ -171,7 +172,11 @@ def kv18_mean(
     validate_params(kv18_mean._parameter_constraints,
                     {"rho": rho, "sigma": sigma, "radius": radius, "beta": beta,
                      "range_share": range_share, "rotate": rotate, "n_public": n_public})
-    X = _check(X, sigma, radius, beta, 2, ("rho", rho), range_share)
+    # With a public n every step is defined on an empty table (the histograms are noise, the
+    # clipped sum is 0, the estimate noise around the noisy range centre): an empty table is
+    # released like any other, so ⊥ cannot tell n = 0 from n = 1.
+    X = _check(X, sigma, radius, beta, 2, ("rho", rho), range_share,
+               min_rows=int(n_public is None))
     gen = as_generator(rng)
     n, d = X.shape
     if n_public is None:

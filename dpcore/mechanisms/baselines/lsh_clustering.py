@@ -155,8 +155,11 @@ class LSHClustering(DPClusterer):
     def _check(self, X) -> np.ndarray:
         self._validate_params()  # one declaration (_parameter_constraints) for every reader
         X = dense_matrix(X)
-        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-            raise ValueError(f"X must be a non-empty 2-D array (n, d), got shape {X.shape}")
+        # An empty table is a table (n = 0 is private): the noisy counts and sums of the tree
+        # are then pure noise, and the release is made like any other (refusing would be a ⊥
+        # that reveals n = 0 to a neighbour of one row).
+        if X.ndim != 2 or X.shape[1] == 0:
+            raise ValueError(f"X must be a 2-D array (n, d) with d ≥ 1, got shape {X.shape}")
         if not np.all(np.isfinite(X)):
             raise ValueError("X contains NaN or infinite values; drop or impute them first")
         return X

@@ -365,7 +365,7 @@ class FriendlyCoreKMeans(DPClusterer):
         X = dense_matrix(X)
         if X.ndim != 2:  # check_points would read 1-D as n points in d = 1; an estimator doesn't
             raise ValueError(f"X must be a 2-D array (n, d), got shape {X.shape}")
-        X = check_points(X, min_rows=1)
+        X = check_points(X)  # n = 0 is a private table too: the parts are empty, ⊥ or fallback
         n, d = X.shape
         total, fc_rho, nominal, z_delta, delivered = self._check_params()
         k, t, lam = int(self.n_clusters), int(self.t), float(self.radius)

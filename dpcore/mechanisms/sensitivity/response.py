@@ -189,6 +189,7 @@ def sample_then_respond(
     calibration: Literal["analytic", "classic"] = "analytic",
     sensitivity: SensitivityResult | None = None,
     n_jobs: int | None = None,
+    n: int | None = None,
 ) -> SensitivityRelease:
     """Algorithm 2 (Sample-Then-Respond): release ``M_Δ̂(f(D))`` with ``(ε, δ, γ)``-random DP.
 
@@ -223,6 +224,11 @@ def sample_then_respond(
     rng : None, int or Generator
     n_jobs : int, optional
         Parallel evaluation of the sampled pairs (see :func:`sample_sensitivity`).
+    n : int, optional
+        The public size of the data sets whose neighbours the sensitivity is sampled on (the
+        release door's declared or privately estimated n). Default ``len(data)``, the paper's
+        setting where n is public; with ``n`` given nothing about the private table's size
+        decides what runs (``f`` must then be total, :meth:`Statistic.total`).
 
     Returns
     -------
@@ -251,14 +257,16 @@ def sample_then_respond(
         raise ValueError(f"the Gaussian mechanism needs delta in (0, 1), got delta={delta!r}")
     if mechanism != "gaussian" and delta != 0.0:
         raise ValueError(f"delta is only used by the Gaussian mechanism; {mechanism} is pure (δ=0)")
-    try:
-        n = len(data)
-    except TypeError:
-        raise ValueError(
-            "data must be a sized collection of records (array, DataFrame, list)"
-        ) from None
-    if n < 2:
-        raise ValueError(f"the data set needs at least n=2 records, got n={n}")
+    if n is None:
+        try:
+            n = len(data)
+        except TypeError:
+            raise ValueError(
+                "data must be a sized collection of records (array, DataFrame, list)"
+            ) from None
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 2:
+        raise ValueError(f"the data set needs at least n=2 records, got n={n!r}")
+    n = int(n)
     if oracle is data or (
         isinstance(oracle, np.ndarray)
         and isinstance(data, np.ndarray)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,28 @@ __all__ = [
 ]
 
 Bounds = tuple[float, float]
+
+
+def _total_batch(batch: Callable[[np.ndarray], np.ndarray], fallback: np.ndarray
+                 ) -> Callable[[np.ndarray], np.ndarray]:
+    """``batch`` with :meth:`Statistic.total`'s default for every data set where it fails."""
+
+    def run(xs: np.ndarray) -> np.ndarray:
+        try:
+            out = np.asarray(batch(xs), dtype=float)
+        except Exception:  # one data set of the stack is undefined: the default for it alone
+            out = np.full((len(xs), fallback.size), np.nan)
+            for i, x in enumerate(_stack(xs)):
+                try:
+                    out[i] = np.asarray(batch(x[None]), dtype=float).ravel()
+                except Exception:
+                    out[i] = fallback
+        out = out.reshape(len(xs), -1)
+        bad = ~np.all(np.isfinite(out), axis=1)
+        out[bad] = fallback
+        return out
+
+    return run
 
 
 def _records(d: Any) -> np.ndarray:
@@ -120,9 +142,38 @@ class Statistic:
     params: dict[str, Any] = field(default_factory=dict)
     at_points: Callable[[np.ndarray], Statistic] | None = field(default=None, repr=False)
     binary_label: bool = False
+    #: The public output where ``f`` is undefined (set by :meth:`total`; None: ``f`` raises).
+    fallback: np.ndarray | None = field(default=None, repr=False)
 
     def __call__(self, d: Any) -> np.ndarray:
-        return np.asarray(self.func(_records(d)), dtype=float).ravel()
+        if self.fallback is None:
+            return np.asarray(self.func(_records(d)), dtype=float).ravel()
+        try:
+            value = np.asarray(self.func(_records(d)), dtype=float).ravel()
+        except Exception:  # undefined on this data set (n = 0, n < k, one class): the default
+            return self.fallback.copy()
+        ok = value.shape == self.fallback.shape and np.all(np.isfinite(value))
+        return value if ok else self.fallback.copy()
+
+    def total(self, d: int) -> Statistic:
+        """This statistic made total on data sets of ``d`` columns: ``f̃(D) = f(D)`` where ``f``
+        is defined and finite, else a public default (the centre of ``bounds`` in every output
+        coordinate, or 0 without bounds).
+
+        Privacy: the default depends on public inputs only, so ``f̃`` is a fixed function of the
+        data set like ``f``; the sensitivity sampler (paper 004, Alg. 1) estimates the sampled
+        sensitivity of ``f̃`` itself (its ``batch`` falls back data set by data set), so the
+        random-DP guarantee of Sample-Then-Respond holds for ``f̃``, and whether a release is made
+        no longer depends on the private table (an empty table or n < k was ⊥: a leak of n).
+        """
+        bounds = self.params.get("bounds")
+        mid = 0.0 if bounds is None else 0.5 * (float(bounds[0]) + float(bounds[1]))
+        fallback = np.full(int(self.output_dim(int(d))), mid)
+        batch = None if self.batch is None else _total_batch(self.batch, fallback)
+        at_points = self.at_points
+        return replace(self, fallback=fallback, batch=batch,
+                       at_points=None if at_points is None else
+                       (lambda pts: at_points(pts).total(d)))
 
     def global_sensitivity(self, n: int, d: int, norm: Any = 1) -> float | None:
         """Worst-case ``sup ‖f(D) − f(D')‖`` over neighbours in ``domain``; ``None`` if unknown."""

@@ -152,9 +152,13 @@ def _dplloyd_cases() -> list[Case]:
     X0[:, 1] = np.tile([0.5, -0.5], 200)
     X1 = np.vstack([X0, [[_R, 0.0]]])
     for sampler, kw in (("uniform", {"sample_size": 100}), ("coreset", {"sample_size": 100}),
-                        ("privacy", {}), ("privacy", {"q_grid": 64})):
-        grid = " (norm grid, thinned sampling)" if "q_grid" in kw else ""
-        how = "q_grid = 64" if grid else "the app's sampler path"
+                        ("privacy", {}), ("privacy", {"q_grid": 64}),
+                        ("privacy", {"q_grid": None})):
+        # the default is the norm grid (4096 bins); q_grid=None is the exact per-point path
+        grid = ("" if "q_grid" not in kw else " (exact q)" if kw["q_grid"] is None
+                else " (norm grid, thinned sampling)")
+        how = ("exact per-point q" if "q_grid" in kw and kw["q_grid"] is None
+               else "q_grid = 64" if grid else "the default path (norm grid)")
         m = ", m = 100" if "sample_size" in kw else ""
         cases.append(Case(
             f"DP-Lloyd + {sampler} sampler{grid}", f"k = 1, n_iter = 1, ε = 1 delivered (sampled "

@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from dpcore.core.compiled import nogil_jit
-from dpcore.core.threads import N_THREADS, map_row_chunks
+from dpcore.core.threads import map_row_blocks, row_blocks
 from dpcore.data.geometry import row_norms, squared_distances
 
 __all__ = [
@@ -233,8 +233,8 @@ def _tuple_counts(kernel, T: np.ndarray, reference: np.ndarray | None, param) ->
     R = T if reference is None else np.ascontiguousarray(T[_reference_index(reference, len(T))])
     out = np.zeros(T.shape[0], dtype=np.int64)
     if T.shape[0] and R.shape[0]:
-        map_row_chunks(lambda sl: kernel(T, R, param, out, sl.start, sl.stop), T.shape[0],
-                       min_rows=64)
+        map_row_blocks(lambda sl: kernel(T, R, param, out, sl.start, sl.stop),
+                       row_blocks(T.shape[0], min_rows=64))
     return out
 
 
@@ -357,12 +357,14 @@ def total_friends(X: np.ndarray, radii: np.ndarray, *, block_rows: int | None = 
     order = np.argsort(radii)
     r2 = np.ascontiguousarray(radii[order] ** 2)
     n = X.shape[0]
-    # Row i has n − i − 1 pairs: cut the triangle into N_THREADS pieces of equal area.
-    parts = max(1, min(N_THREADS, n // 256))
+    # Row i has n − i − 1 pairs: cut the triangle into pieces of equal area (a fixed number, so
+    # that the pieces do not depend on the machine; threads take the next free piece).
+    parts = max(1, min(16, n // 256))
     cuts = [round(n * (1.0 - math.sqrt(1.0 - p / parts))) for p in range(parts + 1)]
     hists = [np.zeros(r2.size + 1, dtype=np.int64) for _ in range(parts)]
-    map_row_chunks(lambda sl: [_radius_hist_kernel(X, r2, hists[p], cuts[p], cuts[p + 1])
-                               for p in range(sl.start, sl.stop)], parts, min_rows=1)
+    map_row_blocks(lambda sl: _radius_hist_kernel(X, r2, hists[sl.start], cuts[sl.start],
+                                                  cuts[sl.stop]),
+                   [slice(p, p + 1) for p in range(parts)])
     hist = 2 * sum(hists)
     hist[0] += n  # the diagonal: distance 0 ≤ every r ≥ 0
     totals = np.empty(r2.size, dtype=np.int64)

@@ -1,9 +1,10 @@
-"""Reference: max-cover's level sampler and candidate counts as they were before issue 23 (sort-based).
+"""Reference: max-cover's level sampler and candidate counts as they were (sort-based).
 
-A verbatim copy of ``dpcore/mechanisms/maxcover/hybrid.py`` (``_CellIndex``, ``_HybridCover``) and
-of ``noisy_candidate_counts`` at commit 1634afc, kept only so that ``tests/test_maxcover_scaling.py``
-can check that the hashed, compiled rewrite draws exactly the same candidates, counts and centres
-on fixed seeds (the rewrite must change the running time only). Not imported by dpcore.
+A verbatim copy of ``dpcore/mechanisms/maxcover/hybrid.py`` (``_CellIndex``, ``_HybridCover``)
+and of ``noisy_candidate_counts`` at commit 1634afc, kept only so that
+``tests/test_maxcover_scaling.py`` can check that the compiled rewrite (issue 23) draws exactly
+the same candidates, counts and centres on fixed seeds (it must change the running time only).
+Not imported by dpcore.
 """
 from __future__ import annotations
 

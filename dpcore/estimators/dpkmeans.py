@@ -59,6 +59,7 @@ from dpcore.data.params import (
     SHARE,
     Param,
 )
+from dpcore.mechanisms.lloyd.algorithm import random_ball_centers
 from dpcore.mechanisms.lloyd.domain import box_domain, declared_n
 from dpcore.mechanisms.lloyd.estimator import SAMPLER, SUM_NOISE, DPLloyd
 from dpcore.mechanisms.lloyd.staged import PARTITION_ROUNDS, SEEDING_PROGRESS, fit_lloyd_stage
@@ -68,7 +69,7 @@ from dpcore.privacy.noise import add_laplace, public_randomness
 
 __all__ = ["PARTITION_ROUNDS", "SEEDINGS", "DPKMeans"]
 
-SEEDINGS = (None, "moments", "maxcover")
+SEEDINGS = (None, "auto", "box", "ball", "moments", "maxcover")
 _CHUNK = 16384
 
 
@@ -76,6 +77,34 @@ _CHUNK = 16384
                    "post-processing of released moments")
 def _spread_centres(mean: np.ndarray, sd: np.ndarray, k: int, gen: np.random.Generator):
     return mean + sd * gen.standard_normal((k, mean.size))
+
+
+def auto_seeding(n: float, d: int, k: int, epsilon: float, delta: float, *,
+                 box: bool) -> str:
+    """The start ``seeding="auto"`` uses: a function of public inputs only (n, d, k, ε, δ and
+    whether the domain is a box), never of the data, so it costs no privacy and ``privacy_``
+    follows from the same public inputs.
+
+    * ``"maxcover"`` (max-cover's partition, Algorithm 2's lines 1–19 of paper 003, then
+      DP-Lloyd) needs δ > 0; it is chosen where the benchmark below measured it best:
+      see :data:`MAXCOVER_MIN_POINTS_PER_CLUSTER`.
+    * otherwise, on a box, ``"ball"`` (uniform in the ball of half the half-diagonal, as with
+      ``radius=``) when the noise is large, ε·n/(k·d) < :data:`BALL_START_BELOW`, else
+      ``"box"`` (uniform in the box's middle half); on a ball, its own start.
+
+    Measured in ``benchmarks/bench_recommended.py`` (docs/dp_kmeans.md, "The recommended start").
+    """
+    if delta > 0 and n / k >= MAXCOVER_MIN_POINTS_PER_CLUSTER:
+        return "maxcover"
+    if box and epsilon * n / (k * d) < BALL_START_BELOW:
+        return "ball"
+    return "box" if box else "ball"
+
+
+#: ``seeding="auto"`` uses max-cover's partition (given δ > 0) from this many rows per cluster.
+MAXCOVER_MIN_POINTS_PER_CLUSTER = 2000.0
+#: ``seeding="auto"`` starts a box fit in the ball below this ε·n/(k·d).
+BALL_START_BELOW = 500.0
 
 
 class DPKMeans(DPClusterer):
@@ -104,13 +133,17 @@ class DPKMeans(DPClusterer):
         Importance sampling as in :class:`~dpcore.mechanisms.lloyd.estimator.DPLloyd`;
         ``sampler="privacy"`` uses the one-pass histogram calibration
         (:mod:`dpcore.mechanisms.importance.grid`).
-    seeding : None, "moments" or "maxcover"
-        Private start: "moments" — initial centres from a private per-feature mean and spread
+    seeding : "auto", None, "box", "ball", "moments" or "maxcover"
+        The start. "auto" (default): :func:`auto_seeding` of the public n, d, k, ε, δ and the
+        domain kind (never of the data). None: the domain's own data-independent start ("box":
+        uniform in the box's middle half; on a ball, in the ball of r/2); "ball": on a box, the
+        ball's start (uniform in the ball of half the half-diagonal around the box's centre).
+        Private starts: "moments" — initial centres from a private per-feature mean and spread
         (``seed_share`` of ε, box only; pure DP); "maxcover" — the partition of
         :meth:`dpcore.mechanisms.maxcover.MaxCoverKMeans.fit_partition` (Algorithm 2's lines 1–19 on
         the ball of the box's half-diagonal around its centre, ``seed_share`` of ε and ``delta``),
-        averaged by DP-Lloyd's first round (one round more than the error model's T). Neither
-        is the default (module docstring).
+        averaged by DP-Lloyd's first round (one round more than the error model's T); "auto"
+        picks it only when ``delta`` > 0 is given.
     seed_share : float in (0, 1), optional
         The seeding's share of ε. Default: 0.2 for "moments"; for "maxcover"
         :data:`dpcore.mechanisms.maxcover.estimator.DEFAULT_SEED_SHARE`, the split of
@@ -126,6 +159,7 @@ class DPKMeans(DPClusterer):
     cluster_centers_ : (k, d) array
     privacy_ : PureDP or ApproxDP (with seeding)
     lloyd_ : DPLloyd, the fitted DP-Lloyd stage (n_iter_, count_share_, domain_, …)
+    seeding_kind_ : str or None, the start used (``seeding`` resolved)
     seeding_ : MaxCoverKMeans or None
         The fitted max-cover seeding (``partition_``, ``proxy_centers_``, ``budget_``, …).
     n_iter_, count_share_ : int, float
@@ -146,7 +180,8 @@ class DPKMeans(DPClusterer):
         "sampler": SAMPLER,
         "sample_size": SAMPLE_SIZE,
         "seeding": Param("str", choices=tuple(s for s in SEEDINGS if s is not None),
-                         special=(None,), doc="private start: None, 'moments' or 'maxcover'"),
+                         special=(None,), doc="start: 'auto' (chosen from public inputs), "
+                         "None, 'box', 'ball', 'moments' or 'maxcover'"),
         "seed_share": SHARE.also(None),
         "delta": DELTA,
         "seeding_params": Param("mapping", special=(None,),
@@ -166,7 +201,7 @@ class DPKMeans(DPClusterer):
         sum_noise: str = "auto",
         sampler: str | None = None,
         sample_size: float | None = None,
-        seeding: str | None = None,
+        seeding: str | None = "auto",
         seed_share: float | None = None,
         delta: float = 0.0,
         seeding_params: dict | None = None,
@@ -202,13 +237,16 @@ class DPKMeans(DPClusterer):
             n_pub = declared_n(self.n, X.shape[0], why="DPKMeans(n_iter='auto')")
             t = None
         init, eps_lloyd, self.seeding_, assign = "random_ball", eps, None, None
+        seeding = self.seeding_kind_ = self._seeding_kind(X, eps, k)
         # progress: the seeding (most of the time) then the DP-Lloyd rounds, one rising fraction
-        split = SEEDING_PROGRESS if self.seeding == "maxcover" else 0.0
+        split = SEEDING_PROGRESS if seeding == "maxcover" else 0.0
         with substep(0.0, split):
-            if self.seeding == "maxcover":
+            if seeding == "maxcover":
                 eps_lloyd, assign = self._maxcover_partition(X, eps, gen)
-            elif self.seeding == "moments" and math.isfinite(eps):
+            elif seeding == "moments" and math.isfinite(eps):
                 init, eps_lloyd = self._moment_seeds(X, eps, gen)
+            elif seeding == "ball" and self.bounds is not None:
+                init = self._ball_start(X.shape[1], k, gen)
         with substep(split, 1.0):
             lloyd = fit_lloyd_stage(
                 X, k, epsilon=eps_lloyd, bounds=self.bounds, radius=self.radius, n=n_pub,
@@ -219,12 +257,27 @@ class DPKMeans(DPClusterer):
         self.cluster_centers_ = lloyd.cluster_centers_
         self.n_iter_, self.count_share_ = lloyd.n_iter_, lloyd.count_share_
         self.n_features_in_ = X.shape[1]
-        if self.seeding_ is None or self.seeding == "moments":
+        if self.seeding_ is None or seeding == "moments":
             self.privacy_ = PureDP(lloyd.privacy_.epsilon + (eps - eps_lloyd))
         else:  # basic composition of the seeding's (ε₁, δ) with DP-Lloyd's ε₂
             s = self.seeding_.privacy_
             self.privacy_ = ApproxDP(s.epsilon + lloyd.privacy_.epsilon, s.delta)
         return self
+
+    # -- the start, chosen from public inputs (issue 23) ---------------------------------------
+    def _seeding_kind(self, X, eps: float, k: int) -> str | None:
+        """``seeding`` resolved: "auto" becomes :func:`auto_seeding` of the public inputs."""
+        if self.seeding != "auto":
+            return "box" if self.seeding is None and self.bounds is not None else self.seeding
+        n = declared_n(self.n, X.shape[0], why="DPKMeans(seeding='auto')", stacklevel=5)
+        return auto_seeding(n, X.shape[1], k, eps, float(self.delta), box=self.bounds is not None)
+
+    def _ball_start(self, d: int, k: int, gen) -> np.ndarray:
+        """The ball's data-independent start on a box: uniform in the ball of half the box's
+        half-diagonal around its centre (what ``radius=`` gets), clamped to the box."""
+        dom = box_domain(self.bounds, d)
+        C = random_ball_centers(k, d, float(np.linalg.norm(dom.half_ranges)), rng=gen)
+        return np.clip(C, -dom.half_ranges, dom.half_ranges) + dom.center
 
     def _moment_seeds(self, X, eps, gen) -> tuple[np.ndarray, float]:
         """k initial centres from a private per-feature mean and spread (``seed_share`` of ε).

@@ -15,11 +15,14 @@ cost ÷ the best method's median cost, the median cost ÷ non-private ``KMeans(n
 the median CPU seconds per fit (CPU time: on a shared machine the load inflates wall time).
 Seeds interleave: every method's fit for seed s runs before any method's fit for seed s + 1.
 
-Data: letter-like ``gaussian_mixture(20000, 16, 26)`` (k = 10, box ±19/4, radius 19),
-digit-like ``gaussian_mixture(10992, 16, 10)`` (pendigits' shape; k = 10, box and radius from
-its range and 97.5 % norm quantile), KDD-like (``bench_kmeans.kdd_like``, 50,000 × 38, k = 25,
+Data: letter-like ``gaussian_mixture(20000, 16, 26)`` (k = 10), digit-like
+``gaussian_mixture(10992, 16, 10)`` (pendigits' shape; k = 10), KDD-like
+(``bench_kmeans.kdd_like``, 50,000 × 38, k = 25,
 box = per-column range, radius = the 97.5 % norm quantile) with and without 75 % repeated rows,
-and with ``--data`` also ``covertype`` and ``mnist`` (``bench_kmeans.dataset``).
+and with ``--data`` also ``covertype`` and ``mnist`` (``bench_kmeans.dataset``). The box of
+the synthetic sets is their per-column range and the radius their 97.5 % norm quantile, as
+``bench_kmeans`` does for KDD-like data (``bench_maxcover``'s letter-like box ±19/4 leaves
+76 % of the rows outside: a different question).
 
 Usage: ``python benchmarks/bench_recommended.py [--seeds 3] [--eps 0.5,1,3]
 [--data letter,digit,kdd,kdd-repeats] [--kdd-rows 50000]``.
@@ -53,8 +56,8 @@ def dataset(name: str, kdd_rows: int):
     from dpcore.data.datasets import gaussian_mixture
 
     if name == "letter":
-        return gaussian_mixture(20_000, 16, 26, rng=0)[0], 10, (-19.0 / 4, 19.0 / 4), 19.0
-    if name == "digit":
+        X = gaussian_mixture(20_000, 16, 26, rng=0)[0]
+    elif name == "digit":
         X = gaussian_mixture(10_992, 16, 10, rng=1)[0]
     elif name in ("kdd", "kdd-repeats"):
         X = kdd_like(kdd_rows, 38, repeats=0.75 if name == "kdd-repeats" else 0.0)

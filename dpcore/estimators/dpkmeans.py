@@ -12,14 +12,21 @@ configured from the public information an analyst has:
   predicted centre error stays within 1 % of the domain
   (:func:`~dpcore.mechanisms.lloyd.domain.error_budget_n_iter`, 2 ≤ T ≤ 10), both from Su et al.'s
   (2016) error model and measured in ``benchmarks/bench_kmeans.py``;
+* the start, chosen from public inputs (``seeding="auto"``, :func:`auto_seeding`): on a box,
+  the ball's data-independent start (uniform in the ball of half the half-diagonal around the
+  box's centre) while ε·n/(k·d) < :data:`BALL_START_BELOW`, else the box's (uniform in its
+  middle half); measured in ``benchmarks/bench_recommended.py`` (docs/dp_kmeans.md, "The
+  recommended start"): 3–20 % lower cost on letter- and digit-like data, within 1 % on
+  KDD-like data. The choice never reads the data, so it costs nothing and ``privacy_`` is
+  the same function of public inputs as before;
 * optionally a private seeding (``seeding="maxcover"``: the partition of
   :meth:`dpcore.mechanisms.maxcover.MaxCoverKMeans.fit_partition`, Algorithm 2's lines 1–19, on a
   share of the budget; DP-Lloyd's first round averages it instead of NoisyAVG and gets one round
   more; (ε, δ)-DP by basic composition). This is the same code path as
-  ``MaxCoverKMeans(preset="recommended")``, its default. It is **off by default** here because
-  it does not measurably help DPKMeans (``benchmarks/bench_maxcover.py``, docs/dp_kmeans.md
-  "Private seeding": at ε = 1 on the same ball, fresh seeds 10–19, it is 2.5 % worse on
-  letter-like data, 5 % worse on MNIST, 1.6 % better on KDD-like data, at 10–85× the time).
+  ``MaxCoverKMeans(preset="recommended")``, its default. ``"auto"`` uses it only with δ > 0
+  given and n/k ≥ :data:`MAXCOVER_MIN_POINTS_PER_CLUSTER`: on the benchmark's sets it helped
+  only KDD-like data at ε = 3 (docs/dp_kmeans.md), so a pure-DP default never becomes an
+  (ε, δ) release.
 
 n is public: declare it (``n=``, or estimate it privately with
 :func:`dpcore.mechanisms.bounds.private_row_count` and pay for it); otherwise it is read off the
@@ -67,7 +74,8 @@ from dpcore.mechanisms.maxcover.estimator import fit_seeding, seed_share_of
 from dpcore.privacy.guarantees import ApproxDP, PureDP
 from dpcore.privacy.noise import add_laplace, public_randomness
 
-__all__ = ["PARTITION_ROUNDS", "SEEDINGS", "DPKMeans"]
+__all__ = ["BALL_START_BELOW", "MAXCOVER_MIN_POINTS_PER_CLUSTER", "PARTITION_ROUNDS", "SEEDINGS",
+           "DPKMeans", "auto_seeding"]
 
 SEEDINGS = (None, "auto", "box", "ball", "moments", "maxcover")
 _CHUNK = 16384

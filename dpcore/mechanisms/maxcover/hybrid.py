@@ -15,8 +15,10 @@ estimate (only the running time depends on the choice, never the output distribu
   Used when k'·U ≤ budget·|G|, so the O(n) evaluations of rare envelope proposals stay cheap.
   The uncovered points are indexed by hashed cells of side 2ρ, so a pick's cover costs O(2^{d'}).
 * **dense** (the last few levels): the exact incidence structure of the level, every
-  (point, grid point) pair with ‖p − g‖ < ρ enumerated without waste
-  (:func:`dpcore.mechanisms.maxcover.ballpoints.ball_lattice_points`), counts updated on removal,
+  (point, grid point) pair with ‖p − g‖ < ρ enumerated without waste and grouped by grid point
+  in O(pairs) (:class:`dpcore.mechanisms.maxcover.kernels.BallIncidences`: a compiled walk and a
+  radix sort; the pairs of :func:`~dpcore.mechanisms.maxcover.ballpoints.ball_lattice_points`),
+  counts updated on removal,
   the non-uniform branch drawn from P' ∝ e(c_g) over populated grid points with mass S analytically
   against |G| (Claim 4.2).
 

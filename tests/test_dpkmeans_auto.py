@@ -12,7 +12,6 @@ import pytest
 
 from dpcore.estimators.dpkmeans import (
     BALL_START_BELOW,
-    MAXCOVER_MIN_POINTS_PER_CLUSTER,
     DPKMeans,
     auto_seeding,
 )
@@ -39,16 +38,18 @@ def test_auto_choice_ignores_the_data(eps):
 
 def test_auto_rule_follows_the_public_inputs():
     """The ball start below the threshold of ε·n/(k·d), the box start above it, on a ball the
-    ball's own start; max-cover only with δ > 0 (a pure-DP default must never turn into an
-    (ε, δ) release behind the user's back)."""
+    ball's own start; never max-cover (a pure-DP default must never turn into an (ε, δ)
+    release behind the user's back)."""
     n, k, d = 20_000.0, 10, 16
     low = 0.5 * BALL_START_BELOW * k * d / n
     high = 2.0 * BALL_START_BELOW * k * d / n
-    assert auto_seeding(n, d, k, low, 0.0, box=True) == "ball"
-    assert auto_seeding(n, d, k, high, 0.0, box=True) == "box"
-    assert auto_seeding(n, d, k, low, 0.0, box=False) == "ball"
-    for eps in (0.1, 1.0, 10.0, 1e6):
-        assert auto_seeding(1e9, d, k, eps, 0.0, box=True) != "maxcover"
+    assert auto_seeding(n, d, k, low, box=True) == "ball"
+    assert auto_seeding(n, d, k, high, box=True) == "box"
+    assert auto_seeding(n, d, k, low, box=False) == "ball"
+    for eps in (0.1, 1.0, 10.0, 1e4):
+        assert auto_seeding(1e9, d, k, eps, box=True) != "maxcover"
+        km = DPKMeans(3, epsilon=eps, bounds=(-1.0, 1.0), n=1e9, delta=1e-6, rng=0)
+        assert km.fit(_data(5)).seeding_kind_ in ("box", "ball") and km.seeding_ is None
 
 
 @pytest.mark.parametrize("eps", [0.3, 30.0])

@@ -23,10 +23,8 @@ configured from the public information an analyst has:
   :meth:`dpcore.mechanisms.maxcover.MaxCoverKMeans.fit_partition`, Algorithm 2's lines 1–19, on a
   share of the budget; DP-Lloyd's first round averages it instead of NoisyAVG and gets one round
   more; (ε, δ)-DP by basic composition). This is the same code path as
-  ``MaxCoverKMeans(preset="recommended")``, its default. ``"auto"`` uses it only with δ > 0
-  given and n/k ≥ :data:`MAXCOVER_MIN_POINTS_PER_CLUSTER`: on the benchmark's sets it helped
-  only KDD-like data at ε = 3 (docs/dp_kmeans.md), so a pure-DP default never becomes an
-  (ε, δ) release.
+  ``MaxCoverKMeans(preset="recommended")``, its default. ``"auto"`` does not choose it (see
+  :func:`auto_seeding`), so the pure-DP default never becomes an (ε, δ) release.
 
 n is public: declare it (``n=``, or estimate it privately with
 :func:`dpcore.mechanisms.bounds.private_row_count` and pay for it); otherwise it is read off the
@@ -74,8 +72,7 @@ from dpcore.mechanisms.maxcover.estimator import fit_seeding, seed_share_of
 from dpcore.privacy.guarantees import ApproxDP, PureDP
 from dpcore.privacy.noise import add_laplace, public_randomness
 
-__all__ = ["BALL_START_BELOW", "MAXCOVER_MIN_POINTS_PER_CLUSTER", "PARTITION_ROUNDS", "SEEDINGS",
-           "DPKMeans", "auto_seeding"]
+__all__ = ["BALL_START_BELOW", "PARTITION_ROUNDS", "SEEDINGS", "DPKMeans", "auto_seeding"]
 
 SEEDINGS = (None, "auto", "box", "ball", "moments", "maxcover")
 _CHUNK = 16384
@@ -87,31 +84,26 @@ def _spread_centres(mean: np.ndarray, sd: np.ndarray, k: int, gen: np.random.Gen
     return mean + sd * gen.standard_normal((k, mean.size))
 
 
-def auto_seeding(n: float, d: int, k: int, epsilon: float, delta: float, *,
-                 box: bool) -> str:
-    """The start ``seeding="auto"`` uses: a function of public inputs only (n, d, k, ε, δ and
+def auto_seeding(n: float, d: int, k: int, epsilon: float, *, box: bool) -> str:
+    """The start ``seeding="auto"`` uses: a function of public inputs only (n, d, k, ε and
     whether the domain is a box), never of the data, so it costs no privacy and ``privacy_``
     follows from the same public inputs.
 
-    * ``"maxcover"`` (max-cover's partition, Algorithm 2's lines 1–19 of paper 003, then
-      DP-Lloyd) needs δ > 0; it is chosen where the benchmark below measured it best:
-      see :data:`MAXCOVER_MIN_POINTS_PER_CLUSTER`.
-    * otherwise, on a box, ``"ball"`` (uniform in the ball of half the half-diagonal, as with
-      ``radius=``) when the noise is large, ε·n/(k·d) < :data:`BALL_START_BELOW`, else
-      ``"box"`` (uniform in the box's middle half); on a ball, its own start.
-
-    Measured in ``benchmarks/bench_recommended.py`` (docs/dp_kmeans.md, "The recommended start").
+    On a box, ``"ball"`` (uniform in the ball of half the half-diagonal around the box's
+    centre, what ``radius=`` gets) while ε·n/(k·d) < :data:`BALL_START_BELOW`, else ``"box"``
+    (uniform in the box's middle half); on a ball, its own start. Max-cover's partition is not
+    chosen: on ``benchmarks/bench_recommended.py``'s sets it was the best box method only on
+    KDD-like data at ε = 3 (−9 %) and letter-like at ε = 1 (−3 %), and 1–60 % worse in the
+    other ten cells, with no public input separating them; it also needs δ > 0 (docs/dp_kmeans.md,
+    "The recommended start").
     """
-    if delta > 0 and n / k >= MAXCOVER_MIN_POINTS_PER_CLUSTER:
-        return "maxcover"
     if box and epsilon * n / (k * d) < BALL_START_BELOW:
         return "ball"
     return "box" if box else "ball"
 
 
-#: ``seeding="auto"`` uses max-cover's partition (given δ > 0) from this many rows per cluster.
-MAXCOVER_MIN_POINTS_PER_CLUSTER = 2000.0
-#: ``seeding="auto"`` starts a box fit in the ball below this ε·n/(k·d).
+#: ``seeding="auto"`` starts a box fit in the ball below this ε·n/(k·d): every cell measured
+#: (ε·n/(k·d) from 26 to 375) had the ball start better (up to 22 %) or within 0.7 %.
 BALL_START_BELOW = 500.0
 
 
@@ -142,7 +134,7 @@ class DPKMeans(DPClusterer):
         ``sampler="privacy"`` uses the one-pass histogram calibration
         (:mod:`dpcore.mechanisms.importance.grid`).
     seeding : "auto", None, "box", "ball", "moments" or "maxcover"
-        The start. "auto" (default): :func:`auto_seeding` of the public n, d, k, ε, δ and the
+        The start. "auto" (default): :func:`auto_seeding` of the public n, d, k, ε and the
         domain kind (never of the data). None: the domain's own data-independent start ("box":
         uniform in the box's middle half; on a ball, in the ball of r/2); "ball": on a box, the
         ball's start (uniform in the ball of half the half-diagonal around the box's centre).
@@ -150,8 +142,7 @@ class DPKMeans(DPClusterer):
         (``seed_share`` of ε, box only; pure DP); "maxcover" — the partition of
         :meth:`dpcore.mechanisms.maxcover.MaxCoverKMeans.fit_partition` (Algorithm 2's lines 1–19 on
         the ball of the box's half-diagonal around its centre, ``seed_share`` of ε and ``delta``),
-        averaged by DP-Lloyd's first round (one round more than the error model's T); "auto"
-        picks it only when ``delta`` > 0 is given.
+        averaged by DP-Lloyd's first round (one round more than the error model's T).
     seed_share : float in (0, 1), optional
         The seeding's share of ε. Default: 0.2 for "moments"; for "maxcover"
         :data:`dpcore.mechanisms.maxcover.estimator.DEFAULT_SEED_SHARE`, the split of
@@ -278,7 +269,7 @@ class DPKMeans(DPClusterer):
         if self.seeding != "auto":
             return "box" if self.seeding is None and self.bounds is not None else self.seeding
         n = declared_n(self.n, X.shape[0], why="DPKMeans(seeding='auto')", stacklevel=5)
-        return auto_seeding(n, X.shape[1], k, eps, float(self.delta), box=self.bounds is not None)
+        return auto_seeding(n, X.shape[1], k, eps, box=self.bounds is not None)
 
     def _ball_start(self, d: int, k: int, gen) -> np.ndarray:
         """The ball's data-independent start on a box: uniform in the ball of half the box's

@@ -16,9 +16,10 @@ configured from the public information an analyst has:
   the ball's data-independent start (uniform in the ball of half the half-diagonal around the
   box's centre) while ε·n/(k·d) < :data:`BALL_START_BELOW`, else the box's (uniform in its
   middle half); measured in ``benchmarks/bench_recommended.py`` (docs/dp_kmeans.md, "The
-  recommended start"): 3–20 % lower cost on letter- and digit-like data, within 1 % on
-  KDD-like data. The choice never reads the data, so it costs nothing and ``privacy_`` is
-  the same function of public inputs as before;
+  recommended start"): 2–22 % lower cost on letter- and digit-like data below ε·n/(k·d)
+  ≈ 200, within 0.8 % of the box start elsewhere (KDD-like data, digit-like at ε = 3). The
+  choice never reads the data, so it costs nothing and ``privacy_`` is the same function of
+  public inputs as before;
 * optionally a private seeding (``seeding="maxcover"``: the partition of
   :meth:`dpcore.mechanisms.maxcover.MaxCoverKMeans.fit_partition`, Algorithm 2's lines 1–19, on a
   share of the budget; DP-Lloyd's first round averages it instead of NoisyAVG and gets one round

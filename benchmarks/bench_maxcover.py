@@ -19,13 +19,16 @@ box ±19/4), MNIST (70 000 × 784 centred on 127.5, k = 10, ``../shared/data/mni
 radius = the 97.5 % norm quantile, box = per-column range), and a size sweep of the 16-d mixture.
 
 Usage: ``python benchmarks/bench_maxcover.py [--quick] [--no-mnist] [--no-kdd] [--seeds 5]
-[--share 0.3,0.5,0.7] [--exact]`` (``--share`` adds the recommended preset at other seed
-shares; ``--exact`` adds the paper's grid, ``grid_stride="paper"``, on the letter-like data).
+[--share 0.3,0.5,0.7] [--exact] [--kdd-sweep 1e4,2e4,5e4,1e5,2e5,5e5]`` (``--kdd-sweep``: only
+the issue-23 scaling table on KDD-like rows, without and with 75 % repeated rows;
+``--share`` adds the recommended preset at other seed shares; ``--exact`` adds the paper's
+grid, ``grid_stride="paper"``, on the letter-like data).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -161,6 +164,35 @@ def size_sweep(sizes, k: int = 10, seed: int = 0):
     return out, slope_mc, slope_sk
 
 
+def kdd_sweep(sizes, d: int = 40, repeats: float = 0.0, k: int = 25, seed: int = 0):
+    """Max-cover (defaults) on KDD-like rows (``bench_kmeans.kdd_like``, radius the 97.5 % norm
+    quantile): wall and CPU seconds per size, and the fitted exponents of both (issue 23:
+    ≤ 1.2 from 10⁴ to 5·10⁵ rows, ≤ 30 s at 5·10⁵ × 40). CPU time (all threads of this
+    process) is what load on a shared machine leaves least distorted."""
+    from bench_kmeans import kdd_like
+
+    from dpcore.mechanisms.maxcover import MaxCoverKMeans
+
+    out = []
+    big = kdd_like(max(sizes), d, seed=seed, repeats=repeats)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        MaxCoverKMeans(k, epsilon=EPS, delta=1e-6, radius=3.0, n_public=2000,
+                       rng=seed).fit(big[:2000])  # warm-up: compiled kernels, imports
+        for n in sizes:
+            X = big[:n]
+            r = float(np.percentile(np.linalg.norm(X, axis=1), 97.5))
+            t0, c0 = time.perf_counter(), time.process_time()
+            est = MaxCoverKMeans(k, epsilon=EPS, delta=n**-1.5, radius=r, n_public=n,
+                                 rng=seed).fit(X)
+            out.append((n, est.proj_dim_, time.perf_counter() - t0, time.process_time() - c0))
+            print(f"  KDD-like n={n} repeats={repeats}: {out[-1][2]:.2f} s wall, "
+                  f"{out[-1][3]:.2f} s CPU", file=sys.stderr)
+    ln = np.log([r[0] for r in out])
+    fit = [float(np.polyfit(ln, np.log([r[i] for r in out]), 1)[0]) for i in (2, 3)]
+    return out, fit[0], fit[1]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="sizes 1e4, 3e4, 1e5 only")
@@ -172,9 +204,23 @@ def main(argv=None) -> int:
                     help="seeds first-seed … first-seed+seeds−1 (fresh seeds for a check)")
     ap.add_argument("--share", default="", help="extra seed shares, e.g. 0.3,0.7")
     ap.add_argument("--exact", action="store_true", help="also the paper's grid (slow)")
+    ap.add_argument("--kdd-sweep", default="",
+                    help="only the KDD-like size sweep, e.g. 1e4,2e4,5e4,1e5,2e5,5e5")
     args = ap.parse_args(argv)
     from dpcore.data.datasets import gaussian_mixture
 
+    if args.kdd_sweep:
+        sizes = [int(float(v)) for v in args.kdd_sweep.split(",")]
+        print(f"load average at start: {os.getloadavg()}")
+        print("\n| KDD-like rows | repeated rows | d' | wall s | CPU s |\n|---|---|---|---|---|")
+        for rep in (0.0, 0.75):
+            sweep, e_wall, e_cpu = kdd_sweep(sizes, repeats=rep)
+            for n, dp, tw, tc in sweep:
+                print(f"| {n:,} × 40 | {rep:.0%} | {dp} | {tw:.2f} | {tc:.2f} |")
+            print(f"| exponent | {rep:.0%} | | {e_wall:.2f} | {e_cpu:.2f} |")
+            sys.stdout.flush()
+        print(f"load average at end: {os.getloadavg()}")
+        return 0
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     shares = [float(v) for v in args.share.split(",") if v]
     kw = dict(seeds=seeds, shares=shares)

@@ -12,14 +12,20 @@ configured from the public information an analyst has:
   predicted centre error stays within 1 % of the domain
   (:func:`~dpcore.mechanisms.lloyd.domain.error_budget_n_iter`, 2 ≤ T ≤ 10), both from Su et al.'s
   (2016) error model and measured in ``benchmarks/bench_kmeans.py``;
+* the start, chosen from public inputs (``seeding="auto"``, :func:`auto_seeding`): on a box,
+  the ball's data-independent start (uniform in the ball of half the half-diagonal around the
+  box's centre) while ε·n/(k·d) < :data:`BALL_START_BELOW`, else the box's (uniform in its
+  middle half); measured in ``benchmarks/bench_recommended.py`` (docs/dp_kmeans.md, "The
+  recommended start"): 2–22 % lower cost on letter- and digit-like data below ε·n/(k·d)
+  ≈ 200, within 0.8 % of the box start elsewhere (KDD-like data, digit-like at ε = 3). The
+  choice never reads the data, so it costs nothing and ``privacy_`` is the same function of
+  public inputs as before;
 * optionally a private seeding (``seeding="maxcover"``: the partition of
   :meth:`dpcore.mechanisms.maxcover.MaxCoverKMeans.fit_partition`, Algorithm 2's lines 1–19, on a
   share of the budget; DP-Lloyd's first round averages it instead of NoisyAVG and gets one round
   more; (ε, δ)-DP by basic composition). This is the same code path as
-  ``MaxCoverKMeans(preset="recommended")``, its default. It is **off by default** here because
-  it does not measurably help DPKMeans (``benchmarks/bench_maxcover.py``, docs/dp_kmeans.md
-  "Private seeding": at ε = 1 on the same ball, fresh seeds 10–19, it is 2.5 % worse on
-  letter-like data, 5 % worse on MNIST, 1.6 % better on KDD-like data, at 10–85× the time).
+  ``MaxCoverKMeans(preset="recommended")``, its default. ``"auto"`` does not choose it (see
+  :func:`auto_seeding`), so the pure-DP default never becomes an (ε, δ) release.
 
 n is public: declare it (``n=``, or estimate it privately with
 :func:`dpcore.mechanisms.bounds.private_row_count` and pay for it); otherwise it is read off the
@@ -59,6 +65,7 @@ from dpcore.data.params import (
     SHARE,
     Param,
 )
+from dpcore.mechanisms.lloyd.algorithm import random_ball_centers
 from dpcore.mechanisms.lloyd.domain import box_domain, declared_n
 from dpcore.mechanisms.lloyd.estimator import SAMPLER, SUM_NOISE, DPLloyd
 from dpcore.mechanisms.lloyd.staged import PARTITION_ROUNDS, SEEDING_PROGRESS, fit_lloyd_stage
@@ -66,9 +73,9 @@ from dpcore.mechanisms.maxcover.estimator import fit_seeding, seed_share_of
 from dpcore.privacy.guarantees import ApproxDP, PureDP
 from dpcore.privacy.noise import add_laplace, public_randomness
 
-__all__ = ["PARTITION_ROUNDS", "SEEDINGS", "DPKMeans"]
+__all__ = ["BALL_START_BELOW", "PARTITION_ROUNDS", "SEEDINGS", "DPKMeans", "auto_seeding"]
 
-SEEDINGS = (None, "moments", "maxcover")
+SEEDINGS = (None, "auto", "box", "ball", "moments", "maxcover")
 _CHUNK = 16384
 
 
@@ -76,6 +83,29 @@ _CHUNK = 16384
                    "post-processing of released moments")
 def _spread_centres(mean: np.ndarray, sd: np.ndarray, k: int, gen: np.random.Generator):
     return mean + sd * gen.standard_normal((k, mean.size))
+
+
+def auto_seeding(n: float, d: int, k: int, epsilon: float, *, box: bool) -> str:
+    """The start ``seeding="auto"`` uses: a function of public inputs only (n, d, k, ε and
+    whether the domain is a box), never of the data, so it costs no privacy and ``privacy_``
+    follows from the same public inputs.
+
+    On a box, ``"ball"`` (uniform in the ball of half the half-diagonal around the box's
+    centre, what ``radius=`` gets) while ε·n/(k·d) < :data:`BALL_START_BELOW`, else ``"box"``
+    (uniform in the box's middle half); on a ball, its own start. Max-cover's partition is not
+    chosen: on ``benchmarks/bench_recommended.py``'s sets it was the best box method only on
+    KDD-like data at ε = 3 (−9 %) and letter-like at ε = 1 (−3 %), and 1–60 % worse in the
+    other ten cells, with no public input separating them; it also needs δ > 0 (docs/dp_kmeans.md,
+    "The recommended start").
+    """
+    if box and epsilon * n / (k * d) < BALL_START_BELOW:
+        return "ball"
+    return "box" if box else "ball"
+
+
+#: ``seeding="auto"`` starts a box fit in the ball below this ε·n/(k·d): every cell measured
+#: (ε·n/(k·d) from 26 to 375) had the ball start better (up to 22 %) or within 0.7 %.
+BALL_START_BELOW = 500.0
 
 
 class DPKMeans(DPClusterer):
@@ -104,13 +134,16 @@ class DPKMeans(DPClusterer):
         Importance sampling as in :class:`~dpcore.mechanisms.lloyd.estimator.DPLloyd`;
         ``sampler="privacy"`` uses the one-pass histogram calibration
         (:mod:`dpcore.mechanisms.importance.grid`).
-    seeding : None, "moments" or "maxcover"
-        Private start: "moments" — initial centres from a private per-feature mean and spread
+    seeding : "auto", None, "box", "ball", "moments" or "maxcover"
+        The start. "auto" (default): :func:`auto_seeding` of the public n, d, k, ε and the
+        domain kind (never of the data). None: the domain's own data-independent start ("box":
+        uniform in the box's middle half; on a ball, in the ball of r/2); "ball": on a box, the
+        ball's start (uniform in the ball of half the half-diagonal around the box's centre).
+        Private starts: "moments" — initial centres from a private per-feature mean and spread
         (``seed_share`` of ε, box only; pure DP); "maxcover" — the partition of
         :meth:`dpcore.mechanisms.maxcover.MaxCoverKMeans.fit_partition` (Algorithm 2's lines 1–19 on
         the ball of the box's half-diagonal around its centre, ``seed_share`` of ε and ``delta``),
-        averaged by DP-Lloyd's first round (one round more than the error model's T). Neither
-        is the default (module docstring).
+        averaged by DP-Lloyd's first round (one round more than the error model's T).
     seed_share : float in (0, 1), optional
         The seeding's share of ε. Default: 0.2 for "moments"; for "maxcover"
         :data:`dpcore.mechanisms.maxcover.estimator.DEFAULT_SEED_SHARE`, the split of
@@ -126,6 +159,7 @@ class DPKMeans(DPClusterer):
     cluster_centers_ : (k, d) array
     privacy_ : PureDP or ApproxDP (with seeding)
     lloyd_ : DPLloyd, the fitted DP-Lloyd stage (n_iter_, count_share_, domain_, …)
+    seeding_kind_ : str or None, the start used (``seeding`` resolved)
     seeding_ : MaxCoverKMeans or None
         The fitted max-cover seeding (``partition_``, ``proxy_centers_``, ``budget_``, …).
     n_iter_, count_share_ : int, float
@@ -146,7 +180,8 @@ class DPKMeans(DPClusterer):
         "sampler": SAMPLER,
         "sample_size": SAMPLE_SIZE,
         "seeding": Param("str", choices=tuple(s for s in SEEDINGS if s is not None),
-                         special=(None,), doc="private start: None, 'moments' or 'maxcover'"),
+                         special=(None,), doc="start: 'auto' (chosen from public inputs), "
+                         "None, 'box', 'ball', 'moments' or 'maxcover'"),
         "seed_share": SHARE.also(None),
         "delta": DELTA,
         "seeding_params": Param("mapping", special=(None,),
@@ -166,7 +201,7 @@ class DPKMeans(DPClusterer):
         sum_noise: str = "auto",
         sampler: str | None = None,
         sample_size: float | None = None,
-        seeding: str | None = None,
+        seeding: str | None = "auto",
         seed_share: float | None = None,
         delta: float = 0.0,
         seeding_params: dict | None = None,
@@ -202,13 +237,16 @@ class DPKMeans(DPClusterer):
             n_pub = declared_n(self.n, X.shape[0], why="DPKMeans(n_iter='auto')")
             t = None
         init, eps_lloyd, self.seeding_, assign = "random_ball", eps, None, None
+        seeding = self.seeding_kind_ = self._seeding_kind(X, eps, k)
         # progress: the seeding (most of the time) then the DP-Lloyd rounds, one rising fraction
-        split = SEEDING_PROGRESS if self.seeding == "maxcover" else 0.0
+        split = SEEDING_PROGRESS if seeding == "maxcover" else 0.0
         with substep(0.0, split):
-            if self.seeding == "maxcover":
+            if seeding == "maxcover":
                 eps_lloyd, assign = self._maxcover_partition(X, eps, gen)
-            elif self.seeding == "moments" and math.isfinite(eps):
+            elif seeding == "moments" and math.isfinite(eps):
                 init, eps_lloyd = self._moment_seeds(X, eps, gen)
+            elif seeding == "ball" and self.bounds is not None:
+                init = self._ball_start(X.shape[1], k, gen)
         with substep(split, 1.0):
             lloyd = fit_lloyd_stage(
                 X, k, epsilon=eps_lloyd, bounds=self.bounds, radius=self.radius, n=n_pub,
@@ -219,12 +257,27 @@ class DPKMeans(DPClusterer):
         self.cluster_centers_ = lloyd.cluster_centers_
         self.n_iter_, self.count_share_ = lloyd.n_iter_, lloyd.count_share_
         self.n_features_in_ = X.shape[1]
-        if self.seeding_ is None or self.seeding == "moments":
+        if self.seeding_ is None or seeding == "moments":
             self.privacy_ = PureDP(lloyd.privacy_.epsilon + (eps - eps_lloyd))
         else:  # basic composition of the seeding's (ε₁, δ) with DP-Lloyd's ε₂
             s = self.seeding_.privacy_
             self.privacy_ = ApproxDP(s.epsilon + lloyd.privacy_.epsilon, s.delta)
         return self
+
+    # -- the start, chosen from public inputs (issue 23) ---------------------------------------
+    def _seeding_kind(self, X, eps: float, k: int) -> str | None:
+        """``seeding`` resolved: "auto" becomes :func:`auto_seeding` of the public inputs."""
+        if self.seeding != "auto":
+            return "box" if self.seeding is None and self.bounds is not None else self.seeding
+        n = declared_n(self.n, X.shape[0], why="DPKMeans(seeding='auto')", stacklevel=5)
+        return auto_seeding(n, X.shape[1], k, eps, box=self.bounds is not None)
+
+    def _ball_start(self, d: int, k: int, gen) -> np.ndarray:
+        """The ball's data-independent start on a box: uniform in the ball of half the box's
+        half-diagonal around its centre (what ``radius=`` gets), clamped to the box."""
+        dom = box_domain(self.bounds, d)
+        C = random_ball_centers(k, d, float(np.linalg.norm(dom.half_ranges)), rng=gen)
+        return np.clip(C, -dom.half_ranges, dom.half_ranges) + dom.center
 
     def _moment_seeds(self, X, eps, gen) -> tuple[np.ndarray, float]:
         """k initial centres from a private per-feature mean and spread (``seed_share`` of ε).

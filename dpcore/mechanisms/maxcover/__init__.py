@@ -24,8 +24,9 @@ Pieces, in the order of Algorithm 2:
   - ``"hybrid"`` (module ``hybrid``; the default through ``sampler="auto"`` whenever a cover
     ball holds few lattice points, i.e. with ``grid_stride="auto"``): per level either plain
     rejection from the uniform law plus a global envelope (the fine levels, O(n) per level) or
-    the exact incidences enumerated without waste (module ``ballpoints``; the few dense levels,
-    O(n·vol(ρ)) per level). Near-linear in n, no work limits.
+    the exact incidences enumerated without waste and grouped by a compiled walk and radix sort
+    (module ``kernels``; the few dense levels, O(n·vol(ρ)) per level). Linear in n up to the
+    log n levels (KDD-like rows: CPU-time exponent 1.04 from 10⁴ to 5·10⁵), no work limits.
   - ``"incidence"``: Claim 4.2 literally. Every (point, grid point) incidence is enumerated with
     the offsets V (spec §5.3); P_samp = S/(S+|G|), S = Σ_g expm1(a·c_g), a = ε_E/2; the
     non-uniform branch draws g ∝ expm1(a·c_g). Cost ∝ n·|V|·2^{d'} per level: small problems.
@@ -54,7 +55,8 @@ Pieces, in the order of Algorithm 2:
 
 Modules: ``accounting`` (Thm 6.1, Lemma 6.2, budget split), ``averaging`` (Alg. 1), ``grid``
 (JL, schedule, offsets), ``ballpoints``, ``hybrid``, ``lazy``, ``incidence`` (samplers),
-``cover`` (Alg. 3), ``estimator`` (Alg. 2).
+``kernels`` (compiled incidence build), ``cover`` (Alg. 3), ``proxy`` (lines 13–18: nearest
+candidate by k-d tree, Laplace counts, pruning), ``estimator`` (Alg. 2).
 """
 
 from dpcore.mechanisms.maxcover.accounting import (

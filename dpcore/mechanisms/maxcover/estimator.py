@@ -36,8 +36,9 @@ from dpcore.mechanisms.maxcover.averaging import (
 )
 from dpcore.mechanisms.maxcover.cover import SAMPLERS, ball_volume, private_grid_set_cover
 from dpcore.mechanisms.maxcover.grid import jl_matrix, level_schedule, project_to_unit_ball
+from dpcore.mechanisms.maxcover.proxy import noisy_candidate_counts, prune_proxy_weights
 from dpcore.privacy.guarantees import ApproxDP, PrivacyLeakWarning
-from dpcore.privacy.noise import add_laplace, postprocessing_seed
+from dpcore.privacy.noise import postprocessing_seed
 
 #: ``grid_stride="auto"`` keeps a cover ball at ≤ this many lattice points (≈ its volume).
 AUTO_BALL_POINTS = 12.0
@@ -91,39 +92,6 @@ def _resolve_stride(grid_stride: int | str, approx: float, d_prime: int | None =
             f"grid_stride must be a positive integer, 'auto' or 'paper', got {grid_stride!r}"
         )
     return int(grid_stride)
-
-
-def noisy_candidate_counts(
-    Y: np.ndarray, C: np.ndarray, eps_L: float, *, rng: RNGLike = None
-) -> np.ndarray:
-    """Algorithm 2, lines 13–17: n'_c = n_c + Lap(1/ε_L), n_c = #points of the full D' nearest c.
-
-    The count vector has ℓ1 sensitivity 1 under add/remove (proof of Theorem 6.1), so this is
-    ε_L-DP. Noise is added to every candidate, including those with n_c = 0.
-    """
-    lab, _ = nearest_center(Y, C)
-    n_c = np.bincount(lab, minlength=C.shape[0])
-    return add_laplace(n_c, 1.0 / eps_L, sensitivity=1.0, rng=rng)
-
-
-def prune_proxy_weights(w: np.ndarray, k: int, eps_L: float) -> np.ndarray:
-    """Zero the noisy counts n'_c ≤ τ = ln|C|/ε_L (post-processing of line 17; no privacy cost).
-
-    Most candidates are uniform draws far from the data (the EM's uniform branch) with n_c = 0;
-    their Lap(1/ε_L) counts put ≈ |C|/(2ε_L) spurious mass into D'', uniformly spread, which
-    pulls Lloyd's centres (line 19) away from the data. An empty candidate exceeds τ with
-    probability e^{−ε_L τ}/2 = 1/(2|C|), so ≤ 1/2 of them survive in expectation. If fewer
-    than k candidates pass, the k largest noisy counts are kept.
-    """
-    if w.size == 0:
-        return w
-    tau = math.log(max(w.size, 2)) / eps_L
-    keep = w > tau
-    if keep.sum() < k:
-        keep = np.zeros(w.size, dtype=bool)
-        keep[np.argsort(-w, kind="stable")[:k]] = True
-        keep &= w > 0
-    return np.where(keep, w, 0.0)
 
 
 def _weighted_kmeans(

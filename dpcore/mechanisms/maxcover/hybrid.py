@@ -15,8 +15,10 @@ estimate (only the running time depends on the choice, never the output distribu
   Used when k'·U ≤ budget·|G|, so the O(n) evaluations of rare envelope proposals stay cheap.
   The uncovered points are indexed by hashed cells of side 2ρ, so a pick's cover costs O(2^{d'}).
 * **dense** (the last few levels): the exact incidence structure of the level, every
-  (point, grid point) pair with ‖p − g‖ < ρ enumerated without waste
-  (:func:`dpcore.mechanisms.maxcover.ballpoints.ball_lattice_points`), counts updated on removal,
+  (point, grid point) pair with ‖p − g‖ < ρ enumerated without waste and grouped by grid point
+  in O(pairs) (:class:`dpcore.mechanisms.maxcover.kernels.BallIncidences`: a compiled walk and a
+  radix sort; the pairs of :func:`~dpcore.mechanisms.maxcover.ballpoints.ball_lattice_points`),
+  counts updated on removal,
   the non-uniform branch drawn from P' ∝ e(c_g) over populated grid points with mass S analytically
   against |G| (Claim 4.2).
 
@@ -33,8 +35,8 @@ import math
 import numpy as np
 from scipy import special
 
-from dpcore.mechanisms.maxcover.ballpoints import ball_lattice_points, keys_fit
 from dpcore.mechanisms.maxcover.grid import _within
+from dpcore.mechanisms.maxcover.kernels import BallIncidences, sort_rows
 from dpcore.mechanisms.maxcover.sampling import (
     _categorical,
     _hash_rows,
@@ -54,15 +56,17 @@ class _CellIndex:
     """Points bucketed by hashed cells of side 2ρ: candidate lookup for a ball of radius ρ.
 
     A ball of radius ρ meets at most 2^{d'} such cells, so a lookup touches ≤ 2^{d'} buckets.
-    ``max_bucket`` bounds the largest cell population (collisions only over-count).
+    ``max_bucket`` bounds the largest cell population (collisions only over-count). The keys
+    are grouped by the compiled radix sort (:func:`~dpcore.mechanisms.maxcover.kernels.sort_rows`,
+    O(n) a level).
     """
 
     def __init__(self, Y: np.ndarray, idx: np.ndarray, rho: float):
         self.side = 2.0 * rho
         self.d = Y.shape[1]
         keys = _hash_rows(np.floor(Y[idx] / self.side).astype(np.int64))
-        order = np.argsort(keys, kind="stable")
-        self.keys = keys[order]
+        order, sk = sort_rows(keys[:, None], [64])
+        self.keys = sk[:, 0].view(np.uint64)
         self.members = idx[order]
         self.max_bucket = 0
         if self.keys.size:
@@ -125,56 +129,23 @@ class _HybridCover:
 
     # ---------------------------------------------------------------- dense mode
     def _build_incidences(self) -> None:
-        Ya = self.Y[self.idx]
-        if keys_fit(self.M, self.d):
-            pt, key = ball_lattice_points(Ya, self.rho, self.M, keys=True)
-            self._cell_rows = None
-        else:  # huge grid: distinct grid points by row (slower, rare in dense mode)
-            pt, B = ball_lattice_points(Ya, self.rho, self.M)
-            self._cell_rows, key = np.unique(B, axis=0, return_inverse=True)
-            key = key.ravel()
-        self.work += pt.size
-        # one sort: incidences grouped by grid point give cell -> points and the cell ids
-        order = np.argsort(key, kind="stable")
-        sk = key[order]
-        new = np.empty(sk.size, dtype=bool)
-        new[:1] = True
-        np.not_equal(sk[1:], sk[:-1], out=new[1:])
-        ids = np.cumsum(new) - 1
-        self._cell_keys = sk[new] if self._cell_rows is None else None
-        n_cells = int(ids[-1]) + 1 if ids.size else 0
-        cell = np.empty_like(ids)
-        cell[order] = ids
-        self._n_cells = n_cells
-        self.counts = np.bincount(ids, minlength=n_cells).astype(np.int64)
+        # one hashing pass over the incidences (kernels.BallIncidences), grid points numbered
+        # in lexicographic order, the order of the sort-based build (the exponential
+        # mechanism's Gumbel draws follow it: same seeds, same picks)
+        inc = self._inc = BallIncidences(self.Y[self.idx], self.rho, self.M)
+        self.work += inc.p_cells.size
+        self._n_cells = n_cells = inc.n_cells
+        self.counts = np.bincount(inc.p_cells, minlength=n_cells).astype(np.int64)
         self._law = None
-        # point -> cells (pt is non-decreasing: ball_lattice_points emits points in order)
-        self._p_ptr = np.concatenate([[0], np.cumsum(np.bincount(pt, minlength=self.idx.size))])
-        self._p_cells = cell
-        # cell -> points
-        self._c_ptr = np.concatenate([[0], np.cumsum(self.counts)])
-        self._c_pts = self.idx[pt[order]]
+        # point -> cells and cell -> points (points increasing within a cell)
+        self._p_ptr, self._p_cells = inc.p_ptr, inc.p_cells
+        self._c_ptr, self._c_pts = inc.c_ptr, self.idx[inc.c_pts]
 
     def _cell_of(self, b: np.ndarray) -> int | None:
-        if np.any(np.abs(b) > self.M) or self._n_cells == 0:
-            return None
-        if self._cell_keys is not None:
-            key = 0
-            for j in range(self.d):
-                key = key * (2 * self.M + 1) + int(b[j]) + self.M
-            j = int(np.searchsorted(self._cell_keys, key))
-            ok = j < self._cell_keys.size and self._cell_keys[j] == key
-            return j if ok else None
-        hit = np.flatnonzero(np.all(self._cell_rows == b, axis=1))
-        return int(hit[0]) if hit.size else None
+        return self._inc.cell_of(b)
 
     def _decode(self, j: int) -> np.ndarray:
-        if self._cell_keys is None:
-            return self._cell_rows[j].copy()
-        key, b = int(self._cell_keys[j]), np.empty(self.d, dtype=np.int64)
-        for q in range(self.d - 1, -1, -1):
-            key, b[q] = divmod(key, 2 * self.M + 1)
-        return b - self.M
+        return self._inc.decode(j)
 
     # ---------------------------------------------------------------- public
     def cover_of(self, b: np.ndarray) -> np.ndarray:

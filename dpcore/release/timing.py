@@ -82,7 +82,7 @@ def estimate_seconds(mechanism: str, params: dict, *, n: int, d: int) -> float:
         return 0.0
     k = int(params.get("n_clusters") or 1)
     if row.variants:
-        return row.variants[0].seconds(n, d, k)
+        return row.variants[0].seconds(n, d, k, params)
     return 0.02 + FUNCTION_SECONDS_PER_UNIT * float(n) * max(int(d), 1)
 
 

@@ -62,6 +62,7 @@ __all__ = [
     "check_center",
     "check_count",
     "check_data_range",
+    "check_decoded_size",
     "check_delta",
     "check_epsilon",
     "check_n_clusters",
@@ -235,6 +236,9 @@ def check_data_range(X: np.ndarray, columns: list[str] | None = None) -> None:
     A = np.asarray(X)
     if A.ndim != 2 or A.size == 0:
         return
+    lo, hi = A.min(), A.max()  # two passes, no (n, d) temporaries; NaN propagates into both
+    if -MAX_ABS_VALUE <= lo and hi <= MAX_ABS_VALUE:
+        return
     bad = ~(np.abs(A) <= MAX_ABS_VALUE)  # NaN compares False: caught here too
     if not bad.any():
         return
@@ -310,6 +314,22 @@ class ResourceLimits:
     @property
     def max_iter(self) -> int:
         return MAX_ITER
+
+
+def check_decoded_size(rows: int, columns: int, what: str = "the table") -> None:
+    """Refuse (:class:`~dpcore.core.errors.DataError`) a table whose decoded float64 size,
+    rows × columns × 8 bytes, exceeds the session memory budget: checked *before* the table is
+    materialised (from Parquet metadata, or a CSV's line count), so a 1.4 MB Parquet file that
+    decodes to 40 M rows never reaches memory (issue 26, case 1)."""
+    size = int(rows) * int(columns) * 8
+    budget = session_memory_bytes()
+    if size > budget:
+        raise DataError(
+            f"{what} decodes to {int(rows):,} rows × {int(columns):,} columns "
+            f"(≈ {size / 2**20:,.0f} MiB as numbers), over this session's memory budget of "
+            f"{budget / 2**20:,.0f} MiB ({MEMORY_ENV}); use a sample of it, or the command line "
+            "/ Dask path for large data"
+        )
 
 
 def resource_limits(d: int = 2) -> ResourceLimits:

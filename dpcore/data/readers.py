@@ -24,7 +24,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from dpcore.core.errors import DataError

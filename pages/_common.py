@@ -21,8 +21,9 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.app.bounded_cache import ByteBoundedCache, session_cache
+from dpcore.app.export import csv_text
 from dpcore.app.ui_state import box_geometry, explore_seed, fingerprint
-from dpcore.core.text import csv_safe_frame, md_text
+from dpcore.core.text import md_text
 from dpcore.data.datasets import SAMPLE_DATASETS, load_sample
 from dpcore.data.tables import DataError, load_table, numeric_columns
 from dpcore.privacy.guarantees import ApproxDP, PrivacyLedger, RandomDP
@@ -458,7 +459,7 @@ def download_config(config: dict, key: str) -> None:
 
 def download_csv(df: pd.DataFrame, file_name: str, key: str, label: str = "CSV") -> None:
     """CSV download generated on click (large tables cost nothing on a mere rerun)."""
-    st.download_button(label, lambda: csv_safe_frame(df).to_csv(index=False), file_name=file_name,
+    st.download_button(label, lambda: csv_text(df), file_name=file_name,
                        mime="text/csv", key=key, on_click="ignore", icon=":material/download:")
 
 

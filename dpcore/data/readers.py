@@ -228,14 +228,14 @@ def _parse_with_pandas(text: str, delim: str, header: list[str]) -> pd.DataFrame
                 io.StringIO(text), sep=delim, keep_default_na=False, na_values=_NA_TOKENS,
                 skipinitialspace=True, index_col=False,
             )
-    except pd.errors.ParserWarning:
+    except (pd.errors.ParserWarning, pd.errors.ParserError) as exc:
         line = _first_long_row(text, delim, len(header))
-        where = f" (first on line {line})" if line else ""
-        raise DataError(f"the header names {len(header)} column(s) but the rows have more "
-                        f"fields{where}: add the missing column name(s) to the first line"
-                        ) from None
-    except pd.errors.ParserError as exc:
-        raise DataError(f"the file is not a well-formed table: {exc}") from None
+        if line is None:
+            raise DataError("the file is not a well-formed table: "
+                            f"{' '.join(str(exc).split())}") from None
+        raise DataError(f"the header names {len(header)} column(s) but a row has more "
+                        f"fields (first on line {line}): add the missing column name(s) to the "
+                        "first line, or remove the extra fields") from None
 
 
 def _parse_with_arrow(data: bytes, delim: str) -> pd.DataFrame | None:

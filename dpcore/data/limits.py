@@ -73,6 +73,7 @@ __all__ = [
     "check_radius",
     "check_rho",
     "check_sample_size",
+    "check_sampler_work",
     "check_share",
     "resource_limits",
     "session_memory_bytes",
@@ -85,6 +86,10 @@ MIN_DELTA = 1e-100
 MIN_PROBABILITY = 1e-100
 MIN_RHO, MAX_RHO = 1e-12, 1e4
 MAX_ITER = 1000  # the papers use 5–20 Lloyd iterations; 10⁶ ran for hours
+#: The sensitivity sampler's work bound, in units of m · (n + 1000): one sampled pair costs
+#: ~25 µs of overhead plus ~30 ns per record on this project's 2-core machine, so the bound
+#: is about a minute (issue 26: m = 10⁸ ran for more than 90 s; γ = 1e-9 needs m ≈ 10¹⁹).
+MAX_SAMPLER_WORK = 2e9
 
 MEMORY_ENV = "DPCORE_SESSION_MEMORY_MB"
 DEFAULT_SESSION_MEMORY_MB = 1024
@@ -382,6 +387,23 @@ def check_sample_size(value: Any, *, d: int = 2, n: int | None = None,
         raise ParameterError(name, f"{name} must be > 0 and at most {lim:,} for d = {d} within "
                                    f"the session memory budget ({MEMORY_ENV}), got {value!r}")
     return v
+
+
+def check_sampler_work(m: int, n: int, *, from_gamma: float | None = None) -> int:
+    """The sensitivity sampler's m pairs of n records within :data:`MAX_SAMPLER_WORK`.
+
+    ``from_gamma``: the γ that m was derived from (the message then names γ, the parameter the
+    user gave)."""
+    work = float(m) * (float(n) + 1000.0)
+    if work <= MAX_SAMPLER_WORK:
+        return int(m)
+    most = int(MAX_SAMPLER_WORK // (float(n) + 1000.0))
+    if from_gamma is not None:
+        raise ParameterError("gamma", f"gamma={from_gamma!r} needs m = {int(m):,} sampled pairs "
+                                      f"of {n:,} records, more than the work limit of {most:,} "
+                                      "pairs at this n; use a larger gamma, or give m")
+    raise ParameterError("m", f"m must be at most {most:,} pairs for n = {n:,} records (about "
+                              f"a minute of work), got {int(m):,}")
 
 
 # Parameters checked by name wherever they appear (run configurations, CLI flags, estimators).

@@ -183,10 +183,31 @@ def test_huge_values_upload_leaves_the_session_usable():
     at.switch_page("pages/data.py").run()
     at.sidebar.selectbox(key="data").select("mixture").run()
     assert not at.exception and not errors(at)
-    at.number_input(key="radius_mixture").set_value(1e300).run()  # beyond the range
+    at.text_input(key="radius_mixture").input("1e300").run()  # beyond the range
     assert not at.exception
     assert any("radius" in e.value for e in errors(at))
     assert at.session_state["data_specs"]["mixture"]["radius"] <= 1e100
+
+
+@pytest.mark.parametrize("typed", ["1e309", "1e-300", "-3", "abc", "inf"])
+def test_radius_out_of_range_is_refused_and_the_shown_value_is_the_used_one(typed):
+    """Bug caught (issue 26): ``1e309`` typed as the public radius became the widget's minimum
+    1e-9 (Clustering then ran on data collapsed to a point), and ``1e-300`` stayed on screen
+    while 201.2 was used. Now: a message, the previous value shown again and still used."""
+    at = new_app({"data": "cities"})
+    field = at.text_input(key="radius_cities")
+    before = at.session_state["data_specs"]["cities"]["radius"]
+    assert float(field.value) == before  # shown = used
+    field.input(typed).run()
+    assert not at.exception
+    msgs = [e.value.replace("\\", "") for e in errors(at)]
+    assert any("was not used" in m and "previous value" in m for m in msgs), msgs
+    used = at.session_state["data_specs"]["cities"]["radius"]
+    assert used == before
+    assert float(at.text_input(key="radius_cities").value) == used  # shown = used
+    at.text_input(key="radius_cities").input("150").run()  # a valid value is taken as typed
+    assert at.session_state["data_specs"]["cities"]["radius"] == 150.0
+    assert at.text_input(key="radius_cities").value == "150" and not errors(at)
 
 
 def test_csv_download_neutralises_formula_headers(monkeypatch):

@@ -223,3 +223,19 @@ def test_csv_download_neutralises_formula_headers(monkeypatch):
     for text in csvs:
         header = text.splitlines()[0]
         assert not re.search(r'(^|,)"?[=+\-@]', header), header
+
+
+@pytest.mark.slow
+def test_one_feature_upload_works_on_every_page():
+    """Bug caught (issue 26): a one-column upload broke Clustering and Importance with
+    ``the box has 1 dimension(s), the points 2`` (the plots assume d ≥ 2)."""
+    import numpy as np
+
+    at = new_app({"data": "mixture"})
+    data = ("x\n" + "\n".join(f"{v:.4f}" for v in np.random.default_rng(0).normal(size=200))
+            ).encode()
+    at.file_uploader(key="upload").set_value(("one.csv", data, "text/csv")).run()
+    assert not at.exception
+    for page in ("clustering", "importance", "friendlycore", "utility", "sensitivity"):
+        at.switch_page(f"pages/{page}.py").run(timeout=180)
+        assert not at.exception, (page, [e.message for e in at.exception])

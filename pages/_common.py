@@ -167,7 +167,7 @@ def public_description(key: str, df: pd.DataFrame):
         sp["columns"], radius=sp["radius"], radius_source=sp.get("radius_source", "none"),
         center=sp["center"], box=sp.get("public_description") if key == UPLOAD else None,
         bounds_from_data=sp.get("bounds_from_data") or (), n_rows=len(df),
-        table_is_public=key != UPLOAD)
+        table_is_public=key != UPLOAD, missing=_missing_rule(sp))
 
 
 def release_door():
@@ -253,6 +253,7 @@ class Dataset:
     fp: str
     public: bool
     radius_from: str
+    missing: dict[str, Any] | None = None  # the missing-cells rule (dpcore.data.missing)
 
     @property
     def n(self) -> int:
@@ -264,7 +265,7 @@ class Dataset:
 
     def config_data(self) -> dict[str, Any]:
         return {"source": self.source, "columns": self.columns, "radius": self.radius,
-                "center": self.center}
+                "center": self.center} | ({"missing": self.missing} if self.missing else {})
 
 
 @st.cache_data(show_spinner="Loading sample data…", max_entries=8)
@@ -340,6 +341,12 @@ def spec(key: str, df: pd.DataFrame) -> dict[str, Any]:
     return specs[key]
 
 
+def _missing_rule(sp: dict[str, Any]) -> dict[str, Any] | None:
+    """The Data page's missing-cells rule restricted to the chosen columns (None: no rule)."""
+    rule = {c: r for c, r in (sp.get("missing") or {}).items() if c in sp["columns"]}
+    return rule or None
+
+
 def forget_spec(key: str) -> None:
     """Drop the declared columns/centre/radius of a data key (its data changed)."""
     ss = st.session_state
@@ -366,7 +373,8 @@ def current_dataset(*, show_error: bool = True) -> Dataset | None:
     if memo is not None and memo[0] == memo_key:
         return memo[1]
     try:
-        X = prepare_matrix(df, columns=sp["columns"], radius=sp["radius"], center=sp["center"])
+        X = prepare_matrix(df, columns=sp["columns"], radius=sp["radius"], center=sp["center"],
+                           missing=_missing_rule(sp))
     except DataError as exc:
         st.session_state["_prepared"] = None
         # Explore only: in release mode pages never prepare the table (the door does).
@@ -375,7 +383,8 @@ def current_dataset(*, show_error: bool = True) -> Dataset | None:
         return None
     ds = Dataset(key=key, source=source, title=title, df=df, columns=list(sp["columns"]),
                  center=sp["center"], radius=sp["radius"], X=X, fp=fingerprint(X),
-                 public=key != UPLOAD, radius_from=sp["radius_from"])
+                 public=key != UPLOAD, radius_from=sp["radius_from"],
+                 missing=_missing_rule(sp))
     st.session_state["_prepared"] = (memo_key, ds)
     return ds
 

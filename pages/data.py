@@ -14,6 +14,7 @@ from dpcore.app.suggest import check_radius_value, suggest_radius
 from dpcore.app.ui_state import fresh_seed, pca_projection
 from dpcore.core.text import md_text
 from dpcore.data.limits import check_radius, resource_limits
+from dpcore.data.missing import marker_columns
 from dpcore.data.tables import MAX_UPLOAD_MIB, numeric_columns
 from pages._common import (
     EXPLORE_NOTE,
@@ -32,6 +33,7 @@ from pages._common import (
     upload_file,
 )
 from pages._describe import describe_step
+from pages._missing import missing_section, release_missing_caption
 from pages._release import data_release_view
 
 init_state()
@@ -41,6 +43,7 @@ st.caption("Pick a bundled sample or the synthetic mixture in the sidebar, or up
            "Then declare which columns to use and the public centre and radius the privacy "
            "guarantees rely on.")
 if is_release_mode():  # the public description and a proxy only (pages/_release.py)
+    release_missing_caption()
     data_release_view()
     st.stop()
 
@@ -148,7 +151,8 @@ if key == UPLOAD:
     df, source, title = raw_frame(key)
     sp = spec(key, df)
 else:
-    numeric = numeric_columns(df)
+    # numbers, and numbers with missing-value markers ('NA', 'N/A', '-'): usable with a rule
+    numeric = numeric_columns(df) + list(marker_columns(df))
     _init(f"cols_{key}", [c for c in sp["columns"] if c in numeric])
     _init(f"center_{key}",
           "" if sp["center"] is None else ", ".join(f"{c:g}" for c in sp["center"]))
@@ -171,6 +175,7 @@ else:
 if not sp["columns"]:
     st.warning("Choose at least one numeric column.")
     st.stop()
+missing_section(df, sp, key)
 
 
 def _suggest_radius() -> None:

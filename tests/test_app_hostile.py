@@ -239,3 +239,49 @@ def test_one_feature_upload_works_on_every_page():
     for page in ("clustering", "importance", "friendlycore", "utility", "sensitivity"):
         at.switch_page(f"pages/{page}.py").run(timeout=180)
         assert not at.exception, (page, [e.message for e in at.exception])
+
+
+def _missing_upload() -> bytes:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    rows = ["a,b"] + [f"{a:.3f}," + ("" if i % 10 == 3 else "N/A" if i % 10 == 7 else
+                                     f"{b:.3f}") for i, (a, b) in enumerate(
+        rng.normal(size=(100, 2)))]
+    return "\n".join(rows).encode()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("choice", ["drop those rows", "fill with a constant"])
+def test_missing_cells_one_choice_on_the_data_page_same_in_both_modes(choice):
+    """Bug caught (issue 27.2): explore mode said "drop or fill them first" with no control to
+    do it, while release replaced such cells with the centre (the modes disagreed). Now one
+    choice on the Data page makes the table usable, the release door prepares exactly the same
+    matrix, and the count of affected rows is shown in explore mode only."""
+    import numpy as np
+
+    at = new_app({"data": "mixture"})
+    at.file_uploader(key="upload").set_value(("m.csv", _missing_upload(), "text/csv")).run()
+    assert not at.exception
+    # column b holds empty cells and 'N/A': offered as a column with missing cells
+    at.session_state["data_specs"]["upload"]  # the upload's spec exists
+    how = at.selectbox(key="miss_how_upload_b")
+    how.select(choice).run()
+    assert not at.exception and not errors(at), [e.value for e in errors(at)]
+    ds = at.session_state["_prepared"][1]
+    assert ds.n == (80 if choice.startswith("drop") else 100)
+    assert any("Rows affected: 20" in c.value for c in at.caption)  # explore: the count
+    X_explore = ds.X.copy()
+    # the same bounds typed as public ones (the description's editor), then release mode
+    sp = at.session_state["data_specs"]["upload"]
+    sp["bounds_from_data"], sp["radius_source"] = [], "public_bounds"
+    at.sidebar.radio(key="mode").set_value("release").run()
+    assert not at.exception
+    door = at.session_state["_door"][1]
+    expected = "drop" if choice.startswith("drop") else {"fill": 0.0}
+    assert dict(door.description.missing) == {"b": expected}
+    np.testing.assert_array_equal(door.description.prepare(at.session_state["uploaded"]["df"]),
+                                  X_explore)
+    texts = [c.value for c in at.caption] + [m.value for m in at.markdown]
+    assert not any("Rows affected" in t or "missing cell(s)" in t for t in texts)  # no count
+    assert any("rows dropped" in t or "filled with 0" in t for t in texts)

@@ -71,17 +71,25 @@ def test_truncated_parquet_is_named_not_a_raw_arrow_error():
 
 
 def test_every_left_out_column_says_why():
-    """Bug caught: 30-digit integers and ``NA``/``N/A``/``-`` columns dropped without a word."""
-    df = load_table(b"big,na,slash,dash,flag,ok\n"
-                    b"123456789012345678901234567890,NA,1,-,true,1\n"
-                    b"2,3,N/A,4,false,2\n5,6,7,8,true,3\n")
-    assert "big" in numeric_columns(df)  # numbers, used as floats
+    """Bug caught: 30-digit integers and ``NA``/``N/A``/``-`` columns dropped without a word.
+    Numbers are used (30 digits as floats; markers as missing cells, which the missing-cells
+    rule then handles); what is left out (booleans, text) is reported with why."""
+    df = load_table(b"big,na,slash,dash,flag,code\n"
+                    b"123456789012345678901234567890,NA,1,-,true,NA\n"
+                    b"2,3,N/A,4,false,DE\n5,6,7,8,true,FR\n")
     assert to_matrix(df, ["big"])[0, 0] == pytest.approx(1.2345678901234568e29)
+    assert {"big", "na", "slash", "dash"} <= set(numeric_columns(df))
+    with pytest.raises(DataError, match=r"'na' has 1 missing.*drop those rows or fill"):
+        to_matrix(df, ["na"])
+    np.testing.assert_array_equal(to_matrix(df, ["na", "dash"], missing={
+        "na": "drop", "dash": {"fill": 0.0}}), [[3, 4], [6, 8]])
     why = column_report(df)
-    assert set(why) == {"na", "slash", "dash", "flag"}
-    assert "'NA'" in why["na"] and "'N/A'" in why["slash"] and "'-'" in why["dash"]
-    assert "boolean" in why["flag"]
+    assert set(why) == {"flag", "code"}
+    assert "boolean" in why["flag"] and "'NA'" in why["code"]  # Namibia's code stays text
     assert set(numeric_columns(df)) | set(why) == set(map(str, df.columns))
+    # a DataFrame handed over as it is: the markers are named as the reason
+    raw = pd.DataFrame({"m": ["1", "N/A", "-", "2"]})
+    assert "'-'" in column_report(raw)["m"] and "'N/A'" in column_report(raw)["m"]
 
 
 def test_a_row_longer_than_the_header_is_named_by_its_line():

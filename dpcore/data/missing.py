@@ -31,7 +31,7 @@ from dpcore.core.errors import ParameterError
 from dpcore.data.limits import MAX_ABS_VALUE
 
 __all__ = ["MISSING_MARKERS", "MissingRule", "apply_missing", "check_missing_rule",
-           "marker_columns", "missing_mask"]
+           "describe_rule", "marker_columns", "missing_mask"]
 
 #: Text that marks a missing cell in an otherwise numeric column (issue 26: a column holding
 #: ``NA``/``N/A``/``-`` was left out without a word).
@@ -143,3 +143,18 @@ def apply_missing(df: pd.DataFrame, columns: Sequence[str], rule: MissingRule | 
     if drop.any():
         out = out.loc[~drop].reset_index(drop=True)
     return out, int(affected.sum())
+
+
+def describe_rule(rule: MissingRule | None, columns: Sequence[str] | None = None, *,
+                  release: bool) -> str:
+    """One sentence saying what happens to missing cells (no count: safe in release mode)."""
+    rule = check_missing_rule(rule)
+    parts = [f"{c!r}: " + ("rows dropped" if r == "drop" else f"filled with {r['fill']:g}")
+             for c, r in rule.items()]
+    rest = [c for c in (columns or []) if c not in rule]
+    if release:  # ``columns``: every column (whether one has missing cells is private)
+        tail = ("other columns: replaced by the centre's coordinate (a release never says "
+                "whether a cell was missing)") if rest or not rule else ""
+    else:  # ``columns``: the columns with missing cells and no rule yet
+        tail = (f"{', '.join(map(repr, rest[:6]))}: refused until you choose") if rest else ""
+    return "Missing cells — " + "; ".join([*parts, *([tail] if tail else [])]) + "."

@@ -28,6 +28,7 @@ import pandas as pd
 
 from dpcore.core.errors import DataError
 from dpcore.data.limits import check_decoded_size
+from dpcore.data.missing import MISSING_MARKERS, marker_columns
 
 _DELIMITERS = ",\t;|"
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -281,7 +282,7 @@ def _parse_text(text: str, name: str, raw_utf8: bytes | None = None) -> pd.DataF
     df = _parse_with_arrow(data, delim) if "\ufeff" not in text[:1] else None
     if df is None or any(n == "" or n is None for n in df.columns):
         df = _parse_with_pandas(text, delim, header)
-    df = _numbers_beyond_int64(df)
+    df = _markers_as_missing(_numbers_beyond_int64(df))
     if df.shape[1] == 1:
         # Only a character that splits the header *and* the first data line into the same
         # number of fields is a missed delimiter ("Sepal Length" over "5.1" is one column).
@@ -313,6 +314,18 @@ def _numbers_beyond_int64(df: pd.DataFrame) -> pd.DataFrame:
         digits = text.map(lambda v: isinstance(v, int) or _INTEGER.fullmatch(v) is not None)
         if digits.all() and not (as_float.isna() & col.notna()).any():
             df[c] = as_float.astype(float)
+    return df
+
+
+def _markers_as_missing(df: pd.DataFrame) -> pd.DataFrame:
+    """A column of numbers apart from missing-value markers (``NA``, ``N/A``, ``-``, …) becomes
+    float64 with those cells missing (issue 26: it was left out without a word); the Data
+    page's missing-cells rule then decides (:mod:`dpcore.data.missing`). A column with any
+    other text (country codes such as Namibia's "NA") stays text."""
+    for c, _markers in marker_columns(df).items():
+        df[c] = pd.to_numeric(df[c].astype(object).where(
+            ~df[c].astype(object).map(lambda v: isinstance(v, str)
+                                      and v.strip() in MISSING_MARKERS)), errors="coerce")
     return df
 
 

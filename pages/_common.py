@@ -556,3 +556,20 @@ def checked_number(where, label: str, key: str, check: Callable[[float], float],
     msg = ss.pop(f"_msg_{key}", None)
     if msg:
         st.error(md_text(msg))
+
+
+def favicon():
+    """The tab icon, a padlock drawn here as a 32×32 RGBA image (issue 26): Streamlit serves it
+    from this server, where ``:material/lock:`` made every page load fetch an SVG from a font CDN
+    (a request that fails offline and tells a third party who uses the app)."""
+    img = np.zeros((32, 32, 4), dtype=np.uint8)
+    colour = (31, 111, 235, 255)  # the theme's primaryColor, #1f6feb
+    yy, xx = np.mgrid[0:32, 0:32]
+    ring = (np.hypot(xx - 15.5, yy - 13) <= 9) & (np.hypot(xx - 15.5, yy - 13) >= 5.5) & (yy <= 14)
+    body = (xx >= 5) & (xx <= 26) & (yy >= 14) & (yy <= 29)
+    keyhole = (np.hypot(xx - 15.5, yy - 20) <= 2.2) | ((abs(xx - 15.5) <= 1) & (yy >= 20)
+                                                      & (yy <= 25))
+    img[(ring | body) & ~keyhole] = colour
+    from PIL import Image
+
+    return Image.fromarray(img, mode="RGBA")

@@ -211,10 +211,13 @@ def _header_fields(text: str, delim: str) -> list[str]:
 
 def _first_long_row(text: str, delim: str, width: int) -> int | None:
     """The 1-based line number of the first row with more fields than the header."""
-    reader = csv.reader(io.StringIO(text), delimiter=delim)
-    for row in reader:
-        if len(row) > width:
-            return reader.line_num
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim)
+    try:
+        for row in reader:
+            if len(row) > width:
+                return reader.line_num
+    except csv.Error:  # a stray quote or NUL: the generic message names the problem
+        return None
     return None
 
 

@@ -118,9 +118,6 @@ def clip_to_box(C: np.ndarray, box: Sequence[tuple[float, float]] | None) -> np.
         return C
     lo = np.array([b[0] for b in box], dtype=float)
     hi = np.array([b[1] for b in box], dtype=float)
-    if lo.size < C.shape[1]:  # a one-feature table drawn with a zero second axis (issue 26)
-        lo = np.concatenate([lo, np.full(C.shape[1] - lo.size, -np.inf)])
-        hi = np.concatenate([hi, np.full(C.shape[1] - hi.size, np.inf)])
     if lo.size != C.shape[1]:
         raise ValueError(f"the box has {lo.size} dimension(s), the points {C.shape[1]}")
     return np.clip(C, lo, hi)

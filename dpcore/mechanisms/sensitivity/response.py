@@ -20,7 +20,7 @@ import numpy as np
 
 from dpcore.core.rng import RNGLike, as_generator
 from dpcore.data.limits import check_sampler_work
-from dpcore.data.params import DELTA, EPSILON_FINITE, GAMMA, PAIRS, declare, validate_params
+from dpcore.data.params import EPSILON_FINITE, GAMMA, PAIRS, declare, validate_params
 from dpcore.mechanisms.sensitivity.bernstein import (
     bernstein_lattice,
     bernstein_mechanism,
@@ -173,7 +173,7 @@ class SensitivityRelease:
 
 
 @declare(epsilon=EPSILON_FINITE, gamma=GAMMA.also(None), m=PAIRS.also(None),
-         k=PAIRS.also(None), delta=DELTA)
+         k=PAIRS.also(None))
 def sample_then_respond(
     f: Callable[[Any], Any],
     data: Any,
@@ -249,7 +249,7 @@ def sample_then_respond(
         )
     # the one constraints table (dpcore.data.params): ε ≤ 1e4, γ ≥ 1e-100, m bounded
     validate_params(sample_then_respond._parameter_constraints,
-                    {"epsilon": epsilon, "gamma": gamma, "m": m, "k": k, "delta": delta})
+                    {"epsilon": epsilon, "gamma": gamma, "m": m, "k": k})
     if mechanism == "gaussian" and not 0.0 < delta < 1.0:
         raise ValueError(f"the Gaussian mechanism needs delta in (0, 1), got delta={delta!r}")
     if mechanism != "gaussian" and delta != 0.0:

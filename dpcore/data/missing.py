@@ -122,11 +122,11 @@ def apply_missing(df: pd.DataFrame, columns: Sequence[str], rule: MissingRule | 
     is a statistic of the data: show it only where the table is not private (explore mode).
     """
     rule = check_missing_rule(rule, columns)
+    if not rule:  # nothing to do: no copy of a large table (callers select the columns)
+        return df, 0
     names = {str(c): c for c in df.columns}
     out = df[[names[c] for c in columns]]  # a new frame; columns are replaced, never edited
     out.columns = list(columns)
-    if not rule:
-        return out, 0
     affected = np.zeros(len(out), dtype=bool)
     drop = np.zeros(len(out), dtype=bool)
     for c, what in rule.items():

@@ -204,14 +204,20 @@ def to_matrix(df: pd.DataFrame, columns: Sequence[str] | None = None, *,
         df, _ = apply_missing(df, columns, missing)
     except ParameterError as exc:
         raise DataError(str(exc)) from None
+    if [str(c) for c in df.columns] != columns:
+        df = df[[names.get(c, c) for c in columns]]
+        df.columns = columns
     for c in columns:
         if pd.api.types.is_bool_dtype(df[c].dtype):
             raise DataError(f"column {c!r} is {column_problem(df[c].dtype)}")
     text = [j for j, c in enumerate(columns) if not pd.api.types.is_numeric_dtype(df[c].dtype)]
     # numeric columns in one block conversion, no per-cell parsing (issue 23.7); text columns
     # parsed one by one, so that a bad cell is named
-    if not text:
-        out = np.ascontiguousarray(df[columns].to_numpy(dtype=float, na_value=np.nan))
+    if not text:  # cast and transposed into C order in one pass, no per-column parsing (23.7)
+        plain = all(isinstance(t, np.dtype) for t in df.dtypes)  # no nullable extension types
+        out = np.empty(df.shape, dtype=float)
+        np.copyto(out, df.to_numpy(copy=False) if plain else
+                  df.to_numpy(dtype=float, na_value=np.nan), casting="unsafe")
     else:
         out = np.empty((df.shape[0], len(columns)), dtype=float)
         for j, c in enumerate(columns):

@@ -550,7 +550,7 @@ def test_every_registered_mechanism_clear_error_or_correct_result(key):
     OverflowError, TypeError or a non-finite release (DPKMeans with bounds ±1e-300 divided by
     zero and was missing from the hand-written list), or an error that does not name it."""
     UNCLEAR.clear()
-    n = 6 if key.startswith(("maxcover", "balcan")) else 25
+    n = FEW.max_examples // (10 if key.startswith(("maxcover", "balcan")) else 2)
 
     @settings(FEW, max_examples=n)
     @given(registry_calls(key))

@@ -534,3 +534,14 @@ def test_sensitivity_sampler_at_a_valid_size_still_releases():
     X = np.random.default_rng(0).uniform(size=200)
     out = sample_then_respond(np.mean, X, _uniform_oracle, epsilon=1.0, m=200, rng=0)
     assert np.isfinite(out.value)
+
+
+def test_a_share_that_underflows_is_refused_by_name():
+    """Bug caught (registry fuzz): kv18_mean(range_share=5e-324) passed (0, 1), the ρ share
+    underflowed to 0 and the error named ρ, not the share."""
+    from dpcore.release import registry
+
+    X = np.random.default_rng(0).normal(size=(300, 2))
+    with pytest.raises(limits.ParameterError, match="range_share must be at least 1e-100"):
+        registry.entry("kv18_mean").runner()(X, np.random.default_rng(0), rho=0.5, sigma=0.3,
+                                             radius=3.0, range_share=5e-324)

@@ -369,6 +369,9 @@ def check_share(value: Any, name: str = "share") -> float:
     """A share of a budget, strictly between 0 and 1 (``count_share``, ``seed_share``, …)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 < value < 1.0:
         raise ParameterError(name, f"{name} must be in (0, 1), got {value!r}"[:300])
+    if value < MIN_PROBABILITY:  # 5e-324 of a budget underflowed to 0 (kv18's ρ, fuzz)
+        raise ParameterError(name, f"{name} must be at least {MIN_PROBABILITY:g} (a smaller "
+                                   f"share of the budget underflows to 0), got {value!r}")
     return float(value)
 
 

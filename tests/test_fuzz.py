@@ -524,7 +524,23 @@ def registry_calls(draw, key):
     return call, keys
 
 
-def _check_registered(key: str, call: dict, keys: list[str]) -> None:
+def _base_error(key: str) -> str | None:
+    """The error of the registry's example parameters themselves at this n (FriendlyCore's
+    example needs more rows than the fuzz table has: a clear error about n, not a parameter)."""
+    entry = _registry.entry(key)
+    call = entry.defaults(_PUBLIC)
+    if "radius" in entry.public_inputs() and "radius" not in call:
+        call["radius"] = _PUBLIC.radius
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            entry.runner()(X_EST, np.random.default_rng(0), **call)
+        except ValueError as exc:
+            return str(exc)
+    return None
+
+
+def _check_registered(key: str, call: dict, keys: list[str], base: str | None = None) -> None:
     run = _registry.entry(key).runner()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -533,7 +549,7 @@ def _check_registered(key: str, call: dict, keys: list[str]) -> None:
         except ValueError as exc:
             text = one_line(exc)
             words = [w for k in keys for w in ALIASES.get(k, (k,))]
-            if not any(w in text for w in words):
+            if not any(w in text for w in words) and text != base:
                 UNCLEAR.append(f"{key}({ {k: call[k] for k in keys}!r}): {text}")
             record(f"registry: {key}", "clear error")
             return
@@ -552,10 +568,12 @@ def test_every_registered_mechanism_clear_error_or_correct_result(key):
     UNCLEAR.clear()
     n = FEW.max_examples // (10 if key.startswith(("maxcover", "balcan")) else 2)
 
+    base = _base_error(key)
+
     @settings(FEW, max_examples=n)
     @given(registry_calls(key))
     def run(drawn):
-        _check_registered(key, *drawn)
+        _check_registered(key, *drawn, base=base)
 
     run()
     assert not UNCLEAR, "errors that do not name the parameter:\n" + "\n".join(UNCLEAR)

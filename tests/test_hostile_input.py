@@ -545,3 +545,16 @@ def test_a_share_that_underflows_is_refused_by_name():
     with pytest.raises(limits.ParameterError, match="range_share must be at least 1e-100"):
         registry.entry("kv18_mean").runner()(X, np.random.default_rng(0), rho=0.5, sigma=0.3,
                                              radius=3.0, range_share=5e-324)
+
+
+def test_balcan17_without_lloyd_rounds_runs_with_the_default_split():
+    """Bug caught (registry fuzz): ``lloyd_rounds=0`` (documented) refused every call, since the
+    default budget split kept its Lloyd share."""
+    from dpcore.mechanisms.baselines.balcan17 import Balcan17KMeans
+
+    X = np.random.default_rng(0).normal(size=(100, 2)) * 0.3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        km = Balcan17KMeans(2, epsilon=1.0, delta=1e-6, radius=3.0, n_public=100,
+                            lloyd_rounds=0, rng=0).fit(X)
+    assert km.privacy_.epsilon == pytest.approx(1.0)

@@ -189,3 +189,19 @@ def test_csv_download_quotes_a_carriage_return_in_a_header():
     back = pd.read_csv(io.StringIO(text))
     assert back.shape == (2, 2)
     assert list(back.columns)[1] == "b" and back["b"].iloc[0].endswith("y")
+
+
+def test_dask_truncated_parquet_file_is_named(tmp_path):
+    """Bug caught: a truncated file among the partitions reported as a raw ``ArrowInvalid``
+    without its name (issue 26, case 5)."""
+    pytest.importorskip("dask.dataframe")
+    from dpcore.scale import dask_kmeans as scale
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i in range(2):
+        pd.DataFrame(np.random.default_rng(i).normal(size=(50, 2)), columns=["a", "b"]
+                     ).to_parquet(folder / f"p{i}.parquet")
+    (folder / "p1.parquet").write_bytes((folder / "p1.parquet").read_bytes()[:-30])
+    with pytest.raises(ValueError, match=r"p1\.parquet"):
+        scale.dp_lloyd_on_partitions(str(folder), 2, epsilon=1.0, radius=5.0, rng=0)

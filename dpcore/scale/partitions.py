@@ -62,6 +62,8 @@ def _check_parquet_size(files: list[str], npartitions: int, d: int) -> None:
         try:
             meta = pq.ParquetFile(f).metadata
         except Exception as exc:  # pyarrow raises many types; all mean "not readable"
+            if not f.endswith((".parquet", ".pq", ".parq")):
+                continue  # another file in the folder (a result.json): Dask skips it too
             raise ValueError(f"file {f!r} cannot be read as Parquet: it is truncated or "
                              f"damaged ({type(exc).__name__}: {str(exc)[:200]})") from None
         rows = meta.num_rows if npartitions <= len(files) else max(

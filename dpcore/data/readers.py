@@ -249,9 +249,12 @@ def _parse_with_arrow(data: bytes, delim: str) -> pd.DataFrame | None:
 
     try:
         table = pacsv.read_csv(
-            io.BytesIO(data),
+            pa.BufferReader(data),  # no copy of the bytes
             read_options=pacsv.ReadOptions(block_size=1 << 24),
-            parse_options=pacsv.ParseOptions(delimiter=delim, newlines_in_values=True),
+            # a line break inside a quoted cell needs the slower serial chunking; without any
+            # quote character there is none
+            parse_options=pacsv.ParseOptions(delimiter=delim,
+                                             newlines_in_values=b'"' in data),
             convert_options=pacsv.ConvertOptions(
                 null_values=_NA_TOKENS, strings_can_be_null=True,
                 quoted_strings_can_be_null=True,

@@ -548,7 +548,7 @@ def _check_registered(key: str, call: dict, keys: list[str], base: str | None = 
             released, _guarantee = run(X_EST, np.random.default_rng(0), **call)
         except ValueError as exc:
             text = one_line(exc)
-            words = [w for k in keys for w in ALIASES.get(k, (k,))]
+            words = [w for k in keys for w in (*ALIASES.get(k, (k,)), k.replace("_", " "))]
             if not any(w in text for w in words) and text != base:
                 UNCLEAR.append(f"{key}({ {k: call[k] for k in keys}!r}): {text}")
             record(f"registry: {key}", "clear error")

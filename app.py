@@ -28,6 +28,7 @@ from pages._common import (
     budget_from_state,
     curator,
     current_dataset,
+    favicon,
     init_state,
     is_release_mode,
     ledger,
@@ -197,7 +198,8 @@ def clean_url() -> list[str]:
     return [*(pending or []), *check.messages]
 
 
-st.set_page_config(page_title="dpcore: private clustering explorer", page_icon=":material/lock:",
+# the icon is drawn locally and served by this server: no request leaves it (issue 26)
+st.set_page_config(page_title="dpcore: private clustering explorer", page_icon=favicon(),
                    layout="wide")
 url_messages = clean_url()
 init_state()

@@ -11,7 +11,7 @@ import json
 import logging
 import os
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,9 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.app.bounded_cache import ByteBoundedCache, session_cache
+from dpcore.app.export import csv_text
 from dpcore.app.ui_state import box_geometry, explore_seed, fingerprint
-from dpcore.core.text import csv_safe_frame, md_text
+from dpcore.core.text import md_text
 from dpcore.data.datasets import SAMPLE_DATASETS, load_sample
 from dpcore.data.tables import DataError, load_table, numeric_columns
 from dpcore.privacy.guarantees import ApproxDP, PrivacyLedger, RandomDP
@@ -168,7 +169,7 @@ def public_description(key: str, df: pd.DataFrame):
         sp["columns"], radius=sp["radius"], radius_source=sp.get("radius_source", "none"),
         center=sp["center"], box=sp.get("public_description") if key == UPLOAD else None,
         bounds_from_data=sp.get("bounds_from_data") or (), n_rows=len(df),
-        table_is_public=key != UPLOAD)
+        table_is_public=key != UPLOAD, missing=_missing_rule(sp))
 
 
 def release_door():
@@ -238,6 +239,7 @@ class Dataset:
     fp: str
     public: bool
     radius_from: str
+    missing: dict[str, Any] | None = None  # the missing-cells rule (dpcore.data.missing)
 
     @property
     def n(self) -> int:
@@ -249,7 +251,7 @@ class Dataset:
 
     def config_data(self) -> dict[str, Any]:
         return {"source": self.source, "columns": self.columns, "radius": self.radius,
-                "center": self.center}
+                "center": self.center} | ({"missing": self.missing} if self.missing else {})
 
 
 @st.cache_data(show_spinner="Loading sample data…", max_entries=8)
@@ -325,11 +327,17 @@ def spec(key: str, df: pd.DataFrame) -> dict[str, Any]:
     return specs[key]
 
 
+def _missing_rule(sp: dict[str, Any]) -> dict[str, Any] | None:
+    """The Data page's missing-cells rule restricted to the chosen columns (None: no rule)."""
+    rule = {c: r for c, r in (sp.get("missing") or {}).items() if c in sp["columns"]}
+    return rule or None
+
+
 def forget_spec(key: str) -> None:
     """Drop the declared columns/centre/radius of a data key (its data changed)."""
     ss = st.session_state
     ss["data_specs"].pop(key, None)
-    for w in ("cols", "center", "radius"):
+    for w in ("cols", "center", "radius", "_prev_radius"):
         ss.pop(f"{w}_{key}", None)
 
 
@@ -351,7 +359,8 @@ def current_dataset(*, show_error: bool = True) -> Dataset | None:
     if memo is not None and memo[0] == memo_key:
         return memo[1]
     try:
-        X = prepare_matrix(df, columns=sp["columns"], radius=sp["radius"], center=sp["center"])
+        X = prepare_matrix(df, columns=sp["columns"], radius=sp["radius"], center=sp["center"],
+                           missing=_missing_rule(sp))
     except DataError as exc:
         st.session_state["_prepared"] = None
         # Explore only: in release mode pages never prepare the table (the door does).
@@ -360,7 +369,8 @@ def current_dataset(*, show_error: bool = True) -> Dataset | None:
         return None
     ds = Dataset(key=key, source=source, title=title, df=df, columns=list(sp["columns"]),
                  center=sp["center"], radius=sp["radius"], X=X, fp=fingerprint(X),
-                 public=key != UPLOAD, radius_from=sp["radius_from"])
+                 public=key != UPLOAD, radius_from=sp["radius_from"],
+                 missing=_missing_rule(sp))
     st.session_state["_prepared"] = (memo_key, ds)
     return ds
 
@@ -444,7 +454,7 @@ def download_config(config: dict, key: str) -> None:
 
 def download_csv(df: pd.DataFrame, file_name: str, key: str, label: str = "CSV") -> None:
     """CSV download generated on click (large tables cost nothing on a mere rerun)."""
-    st.download_button(label, lambda: csv_safe_frame(df).to_csv(index=False), file_name=file_name,
+    st.download_button(label, lambda: csv_text(df), file_name=file_name,
                        mime="text/csv", key=key, on_click="ignore", icon=":material/download:")
 
 
@@ -485,3 +495,67 @@ def show_warnings(messages: list[str]) -> None:
     """Warnings a run raised (e.g. PrivacyLeakWarning), shown once each, compactly."""
     for msg in dict.fromkeys(messages):
         st.caption(f":orange[⚠ {md_text(msg)}]")
+
+
+def number_text(value: float | None) -> str:
+    """How a declared number is shown in a :func:`checked_number` field: the shortest text that
+    reads back as exactly the float used (what is shown is what is used)."""
+    return "" if value is None else repr(float(value)).removesuffix(".0")
+
+
+def checked_number(where, label: str, key: str, check: Callable[[float], float], *,
+                   on_valid: Callable[[float | None], None], optional: bool = True,
+                   help: str | None = None) -> None:
+    """A number field that never clamps silently (issue 26).
+
+    A ``number_input`` with bounds turned a typed ``1e309`` into its minimum 1e-9 (and Clustering
+    ran on data collapsed to a point), and kept showing ``1e-300`` while 201.2 was used. Here
+    the text is parsed and ``check`` (a :mod:`dpcore.data.limits` check) decides: a refused
+    value gives a message and the field shows the previous value again; an accepted one is
+    passed to ``on_valid``. Empty text means "not declared" when ``optional``.
+    """
+    ss = st.session_state
+    prev = f"_prev_{key}"
+
+    def _changed() -> None:
+        text = str(ss.get(key) or "").strip()
+        try:
+            if not text and optional:
+                value = None
+            else:
+                try:
+                    number = float(text.replace(",", "."))
+                except ValueError:
+                    raise ValueError(f"{label.lower()} must be a number") from None
+                value = check(number)
+        except ValueError as exc:
+            ss[f"_msg_{key}"] = (f"{text[:40]!r} was not used: {exc}. The previous value "
+                                 f"{ss.get(prev) or '(none)'} is kept.")
+            ss[key] = ss.get(prev, "")
+            return
+        ss[key] = ss[prev] = number_text(value)
+        on_valid(value)
+
+    if prev not in ss:
+        ss[prev] = ss.get(key, "")
+    where.text_input(label, key=key, on_change=_changed, help=help)
+    msg = ss.pop(f"_msg_{key}", None)
+    if msg:
+        st.error(md_text(msg))
+
+
+def favicon():
+    """The tab icon, a padlock drawn here as a 32×32 RGBA image (issue 26): Streamlit serves it
+    from this server, where ``:material/lock:`` made every page load fetch an SVG from a font CDN
+    (a request that fails offline and tells a third party who uses the app)."""
+    img = np.zeros((32, 32, 4), dtype=np.uint8)
+    colour = (31, 111, 235, 255)  # the theme's primaryColor, #1f6feb
+    yy, xx = np.mgrid[0:32, 0:32]
+    ring = (np.hypot(xx - 15.5, yy - 13) <= 9) & (np.hypot(xx - 15.5, yy - 13) >= 5.5) & (yy <= 14)
+    body = (xx >= 5) & (xx <= 26) & (yy >= 14) & (yy <= 29)
+    keyhole = (np.hypot(xx - 15.5, yy - 20) <= 2.2) | ((abs(xx - 15.5) <= 1) & (yy >= 20)
+                                                      & (yy <= 25))
+    img[(ring | body) & ~keyhole] = colour
+    from PIL import Image
+
+    return Image.fromarray(img, mode="RGBA")

@@ -32,15 +32,18 @@ DATA_NOTE = "from the data (not private)"
 
 def declared_box(ds: Dataset) -> list[tuple[float, float]] | None:
     """Public per-column bounds of the data in use (table units), or None when only a ball is
-    declared."""
+    declared; in the drawing plane, so a one-feature table's box gets the projection's empty
+    second axis (issue 26: its 1-D box broke Clustering and Importance)."""
     if ds.key in SAMPLE_DATASETS:
         return [tuple(b) for b in SAMPLE_DATASETS[ds.key].bounds]
     desc = st.session_state["data_specs"].get(ds.key, {}).get("public_description")
     if not desc or desc["columns"] != ds.columns:
         return None
     if desc.get("scaled"):
-        return [(-1.0, 1.0)] * len(desc["columns"])
-    return list(zip(desc["lower"], desc["upper"], strict=True))
+        box = [(-1.0, 1.0)] * len(desc["columns"])
+    else:
+        box = list(zip(desc["lower"], desc["upper"], strict=True))
+    return [*box, (-math.inf, math.inf)] if len(box) == 1 else box
 
 
 def _nice_outward(lo: float, hi: float) -> tuple[float, float]:

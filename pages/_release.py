@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.core.text import csv_safe_frame, md_text
+from dpcore.app.export import csv_text
+from dpcore.core.text import md_text
 from dpcore.privacy.guarantees import RANDOM_DP_CAVEAT, BudgetExceededError
 from dpcore.release.door import PROXY_ROWS, Release, ReleaseDoor, ReleaseRefused
 from dpcore.release.runconfig import POINT_OUTPUTS, release_frame
@@ -192,7 +193,7 @@ def show_releases(page: str, door: ReleaseDoor, *, plane: Sequence[str] | None =
                 {"centers": None} if r.failed else
                 {n: door.to_table_units(v) for n, v in r.output.items() if n in POINT_OUTPUTS},
                 cols, r.label, r.guarantee) for r in rels], ignore_index=True)
-            st.download_button("Released values (CSV)", csv_safe_frame(frame).to_csv(index=False),
+            st.download_button("Released values (CSV)", csv_text(frame),
                                file_name=f"{page}_release.csv", mime="text/csv",
                                key=f"dpout_{page}_csv", on_click="ignore",
                                icon=":material/download:")

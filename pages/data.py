@@ -13,23 +13,27 @@ from dpcore.app.describe import radius_estimate_band
 from dpcore.app.suggest import check_radius_value, suggest_radius
 from dpcore.app.ui_state import fresh_seed, pca_projection
 from dpcore.core.text import md_text
-from dpcore.data.limits import resource_limits
+from dpcore.data.limits import check_radius, resource_limits
+from dpcore.data.missing import marker_columns
 from dpcore.data.tables import MAX_UPLOAD_MIB, numeric_columns
 from pages._common import (
     EXPLORE_NOTE,
     SYNTHETIC,
     UPLOAD,
+    checked_number,
     current_dataset,
     forget_spec,
     init_state,
     is_release_mode,
     mixture_params,
+    number_text,
     raw_frame,
     show,
     spec,
     upload_file,
 )
 from pages._describe import describe_step
+from pages._missing import missing_section, release_missing_caption
 from pages._release import data_release_view
 
 init_state()
@@ -39,6 +43,7 @@ st.caption("Pick a bundled sample or the synthetic mixture in the sidebar, or up
            "Then declare which columns to use and the public centre and radius the privacy "
            "guarantees rely on.")
 if is_release_mode():  # the public description and a proxy only (pages/_release.py)
+    release_missing_caption()
     data_release_view()
     st.stop()
 
@@ -135,14 +140,7 @@ def _set_center() -> None:
     sp["center"], ss["center_error"] = c, None
 
 
-def _set_radius() -> None:
-    r = ss[f"radius_{key}"]
-    if r is not None:
-        got = check_radius_value(r)
-        if not got.ok:
-            ss["radius_msg"] = ("error", got.message)
-            return
-        r = got.value
+def _set_radius(r: float | None) -> None:
     sp["radius"] = r
     sp["radius_from"] = "declared by you" if r is not None else "not declared yet"
     sp["radius_source"] = "declared" if r is not None else "none"
@@ -153,11 +151,12 @@ if key == UPLOAD:
     df, source, title = raw_frame(key)
     sp = spec(key, df)
 else:
-    numeric = numeric_columns(df)
+    # numbers, and numbers with missing-value markers ('NA', 'N/A', '-'): usable with a rule
+    numeric = numeric_columns(df) + list(marker_columns(df))
     _init(f"cols_{key}", [c for c in sp["columns"] if c in numeric])
     _init(f"center_{key}",
           "" if sp["center"] is None else ", ".join(f"{c:g}" for c in sp["center"]))
-    _init(f"radius_{key}", sp["radius"])
+    _init(f"radius_{key}", number_text(sp["radius"]))
 
     c1, c2, c3 = st.columns([2, 1, 1])
     c1.multiselect("Columns (numeric)", numeric, key=f"cols_{key}", on_change=_set_columns)
@@ -165,10 +164,10 @@ else:
                   on_change=_set_center,
                   help="Rows are centred on this point before clipping. It must not be read off "
                        "private data (e.g. the midpoint of known bounds).")
-    c3.number_input("Public radius", min_value=1e-9, key=f"radius_{key}",
-                    on_change=_set_radius, format="%.4g",
-                    help="Rows are clipped (scaled down) to this L2 norm after centring; the "
-                         "sensitivity of every mechanism depends on it.")
+    checked_number(c3, "Public radius", f"radius_{key}", check_radius, on_valid=_set_radius,
+                   help="Rows are clipped (scaled down) to this L2 norm after centring; the "
+                        "sensitivity of every mechanism depends on it. From 1e-100 to 1e100; "
+                        "a value outside is refused, never clamped.")
     if ss.get("center_error"):
         st.error(md_text(ss["center_error"]))
     st.caption(f"Radius source: {sp['radius_from']}.")
@@ -176,6 +175,7 @@ else:
 if not sp["columns"]:
     st.warning("Choose at least one numeric column.")
     st.stop()
+missing_section(df, sp, key)
 
 
 def _suggest_radius() -> None:
@@ -187,7 +187,7 @@ def _suggest_radius() -> None:
     if not got.ok:
         ss["radius_msg"] = ("error", got.message)
         return
-    ss[f"radius_{key}"] = got.value
+    ss[f"radius_{key}"] = ss[f"_prev_radius_{key}"] = number_text(got.value)
     sp["radius"] = got.value
     sp["radius_from"] = "suggested from the data's 99th percentile norm: NOT private"
     sp["radius_source"] = "data"
@@ -215,7 +215,7 @@ def _private_radius() -> None:
         ss["radius_msg"] = ("error", got.message)
         return
     r = got.value
-    ss[f"radius_{key}"] = r
+    ss[f"radius_{key}"] = ss[f"_prev_radius_{key}"] = number_text(r)
     sp["radius"] = r
     sp["radius_from"] = (f"estimated privately: {q:.0%} quantile of the norms under "
                          f"{est.privacy_}" + ("" if is_release_mode() else

@@ -98,7 +98,7 @@ def test_bad_upload_shows_message_not_traceback(name, content, fragment):
 
 def test_declared_centre_and_radius_change_the_prepared_data():
     at = new_app()
-    at.number_input(key="radius_cities").set_value(50.0).run()
+    at.text_input(key="radius_cities").input("50").run()
     assert not at.exception
     spec = figure_specs(at)[0]
     x, y = trace_array(spec["data"][0], "x"), trace_array(spec["data"][0], "y")

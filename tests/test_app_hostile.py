@@ -183,10 +183,31 @@ def test_huge_values_upload_leaves_the_session_usable():
     at.switch_page("pages/data.py").run()
     at.sidebar.selectbox(key="data").select("mixture").run()
     assert not at.exception and not errors(at)
-    at.number_input(key="radius_mixture").set_value(1e300).run()  # beyond the range
+    at.text_input(key="radius_mixture").input("1e300").run()  # beyond the range
     assert not at.exception
     assert any("radius" in e.value for e in errors(at))
     assert at.session_state["data_specs"]["mixture"]["radius"] <= 1e100
+
+
+@pytest.mark.parametrize("typed", ["1e309", "1e-300", "-3", "abc", "inf"])
+def test_radius_out_of_range_is_refused_and_the_shown_value_is_the_used_one(typed):
+    """Bug caught (issue 26): ``1e309`` typed as the public radius became the widget's minimum
+    1e-9 (Clustering then ran on data collapsed to a point), and ``1e-300`` stayed on screen
+    while 201.2 was used. Now: a message, the previous value shown again and still used."""
+    at = new_app({"data": "cities"})
+    field = at.text_input(key="radius_cities")
+    before = at.session_state["data_specs"]["cities"]["radius"]
+    assert float(field.value) == before  # shown = used
+    field.input(typed).run()
+    assert not at.exception
+    msgs = [e.value.replace("\\", "") for e in errors(at)]
+    assert any("was not used" in m and "previous value" in m for m in msgs), msgs
+    used = at.session_state["data_specs"]["cities"]["radius"]
+    assert used == before
+    assert float(at.text_input(key="radius_cities").value) == used  # shown = used
+    at.text_input(key="radius_cities").input("150").run()  # a valid value is taken as typed
+    assert at.session_state["data_specs"]["cities"]["radius"] == 150.0
+    assert at.text_input(key="radius_cities").value == "150" and not errors(at)
 
 
 def test_csv_download_neutralises_formula_headers(monkeypatch):
@@ -202,3 +223,65 @@ def test_csv_download_neutralises_formula_headers(monkeypatch):
     for text in csvs:
         header = text.splitlines()[0]
         assert not re.search(r'(^|,)"?[=+\-@]', header), header
+
+
+@pytest.mark.slow
+def test_one_feature_upload_works_on_every_page():
+    """Bug caught (issue 26): a one-column upload broke Clustering and Importance with
+    ``the box has 1 dimension(s), the points 2`` (the plots assume d ≥ 2)."""
+    import numpy as np
+
+    at = new_app({"data": "mixture"})
+    data = ("x\n" + "\n".join(f"{v:.4f}" for v in np.random.default_rng(0).normal(size=200))
+            ).encode()
+    at.file_uploader(key="upload").set_value(("one.csv", data, "text/csv")).run()
+    assert not at.exception
+    for page in ("clustering", "importance", "friendlycore", "utility", "sensitivity"):
+        at.switch_page(f"pages/{page}.py").run(timeout=180)
+        assert not at.exception, (page, [e.message for e in at.exception])
+
+
+def _missing_upload() -> bytes:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    rows = ["a,b"] + [f"{a:.3f}," + ("" if i % 10 == 3 else "N/A" if i % 10 == 7 else
+                                     f"{b:.3f}") for i, (a, b) in enumerate(
+        rng.normal(size=(100, 2)))]
+    return "\n".join(rows).encode()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("choice", ["drop those rows", "fill with a constant"])
+def test_missing_cells_one_choice_on_the_data_page_same_in_both_modes(choice):
+    """Bug caught (issue 27.2): explore mode said "drop or fill them first" with no control to
+    do it, while release replaced such cells with the centre (the modes disagreed). Now one
+    choice on the Data page makes the table usable, the release door prepares exactly the same
+    matrix, and the count of affected rows is shown in explore mode only."""
+    import numpy as np
+
+    at = new_app({"data": "mixture"})
+    at.file_uploader(key="upload").set_value(("m.csv", _missing_upload(), "text/csv")).run()
+    assert not at.exception
+    # column b holds empty cells and 'N/A': offered as a column with missing cells
+    at.session_state["data_specs"]["upload"]  # the upload's spec exists
+    how = at.selectbox(key="miss_how_upload_b")
+    how.select(choice).run()
+    assert not at.exception and not errors(at), [e.value for e in errors(at)]
+    ds = at.session_state["_prepared"][1]
+    assert ds.n == (80 if choice.startswith("drop") else 100)
+    assert any("Rows affected: 20" in c.value for c in at.caption)  # explore: the count
+    X_explore = ds.X.copy()
+    # the same bounds typed as public ones (the description's editor), then release mode
+    sp = at.session_state["data_specs"]["upload"]
+    sp["bounds_from_data"], sp["radius_source"] = [], "public_bounds"
+    at.sidebar.radio(key="mode").set_value("release").run()
+    assert not at.exception
+    door = at.session_state["_door"][1]
+    expected = "drop" if choice.startswith("drop") else {"fill": 0.0}
+    assert dict(door.description.missing) == {"b": expected}
+    np.testing.assert_array_equal(door.description.prepare(at.session_state["uploaded"]["df"]),
+                                  X_explore)
+    texts = [c.value for c in at.caption] + [m.value for m in at.markdown]
+    assert not any("Rows affected" in t or "missing cell(s)" in t for t in texts)  # no count
+    assert any("rows dropped" in t or "filled with 0" in t for t in texts)

@@ -469,3 +469,92 @@ def test_generated_mixture_is_bounded_by_the_budget(monkeypatch):
 def test_md_text_shortens_only_on_request():
     assert md_text("a" * 1000) == "a" * 1000
     assert md_text("a" * 1000, max_chars=80) == "a" * 80 + "…"
+
+
+# ------------------------------------------------ issue 26: the one parameter-constraints table
+
+
+@pytest.mark.parametrize("bounds", [(-1e-300, 1e-300), (-1e300, 1e300)])
+def test_dpkmeans_degenerate_or_huge_bounds_are_named(bounds):
+    """Bug caught: bounds ±1e-300 divided by zero (ZeroDivisionError), ±1e300 overflowed."""
+    from dpcore.estimators.dpkmeans import DPKMeans
+
+    with pytest.raises(limits.ParameterError, match="bounds"):
+        DPKMeans(2, epsilon=1.0, bounds=bounds, n=200, rng=0).fit(np.zeros((200, 2)))
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"bounds": [-1e-300, 1e-300]}, "bounds"),
+    ({"bounds": [-1e300, 1e300]}, "bounds"),
+    ({"count_share": 0}, "count_share"),
+    ({"count_share": 1}, "count_share"),
+    ({"epsilon": "1"}, "epsilon must be a number"),
+])
+def test_dpkmeans_through_dpcore_run_exits_2_with_one_line(params, message, table, tmp_path,
+                                                          capsys, monkeypatch):
+    """Bug caught: the same parameters reaching ``dpcore run`` as a traceback or accepted."""
+    monkeypatch.chdir(tmp_path)
+    cfg = {"mechanism": "dpkmeans", "params": {"n_clusters": 2, "epsilon": 1.0, "n": 60,
+                                               "bounds": [-10, 10]} | params,
+           "data": {"source": str(table), "radius": 20.0}, "seed": 1}
+    (tmp_path / "run.json").write_text(json.dumps(cfg))
+    code, _, err = run_cli(["-q", "run", "--config", "run.json"], capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and "Traceback" not in err and len(lines) == 1 and message in lines[0], err
+
+
+def _uniform_oracle(size, rng):
+    return rng.uniform(size=size)
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"m": 10**8}, "m must be"),
+    ({"m": 100, "epsilon": 1e300}, "epsilon must be between"),
+    ({"gamma": 1e-9}, "gamma=1e-09 needs m ="),
+    ({"m": 100, "epsilon": "1"}, "epsilon must be a number"),
+])
+def test_sensitivity_sampler_work_and_ranges_are_bounded(params, message):
+    """Bugs caught: m = 10⁸ ran > 90 s; ε = 1e300 released 1.7e298; γ = 1e-9 failed inside
+    numpy; ε = '1' accepted. Each is refused at once, naming the parameter."""
+    import time
+
+    from dpcore.mechanisms.sensitivity.response import sample_then_respond
+
+    X = np.random.default_rng(0).uniform(size=200)
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=re.escape(message)):
+        sample_then_respond(np.mean, X, _uniform_oracle, **({"epsilon": 1.0} | params), rng=0)
+    assert time.perf_counter() - t0 < 2
+
+
+def test_sensitivity_sampler_at_a_valid_size_still_releases():
+    """The bound does not refuse the ordinary case (m = 200 pairs of 200 records)."""
+    from dpcore.mechanisms.sensitivity.response import sample_then_respond
+
+    X = np.random.default_rng(0).uniform(size=200)
+    out = sample_then_respond(np.mean, X, _uniform_oracle, epsilon=1.0, m=200, rng=0)
+    assert np.isfinite(out.value)
+
+
+def test_a_share_that_underflows_is_refused_by_name():
+    """Bug caught (registry fuzz): kv18_mean(range_share=5e-324) passed (0, 1), the ρ share
+    underflowed to 0 and the error named ρ, not the share."""
+    from dpcore.release import registry
+
+    X = np.random.default_rng(0).normal(size=(300, 2))
+    with pytest.raises(limits.ParameterError, match="range_share must be at least 1e-100"):
+        registry.entry("kv18_mean").runner()(X, np.random.default_rng(0), rho=0.5, sigma=0.3,
+                                             radius=3.0, range_share=5e-324)
+
+
+def test_balcan17_without_lloyd_rounds_runs_with_the_default_split():
+    """Bug caught (registry fuzz): ``lloyd_rounds=0`` (documented) refused every call, since the
+    default budget split kept its Lloyd share."""
+    from dpcore.mechanisms.baselines.balcan17 import Balcan17KMeans
+
+    X = np.random.default_rng(0).normal(size=(100, 2)) * 0.3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        km = Balcan17KMeans(2, epsilon=1.0, delta=1e-6, radius=3.0, n_public=100,
+                            lloyd_rounds=0, rng=0).fit(X)
+    assert km.privacy_.epsilon == pytest.approx(1.0)

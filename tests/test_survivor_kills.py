@@ -1537,7 +1537,7 @@ def test_sample_then_respond_checks_and_zero_sensitivity_warning():
         == (1,)
     with pytest.raises(ValueError, match=r"^the data set needs at least n=2 records"):
         ss.sample_then_respond(stat, X2[:1], oracle, epsilon=1.0, gamma=0.2, rng=0)
-    with pytest.raises(ValueError, match=r"^epsilon must be a finite number > 0"):
+    with pytest.raises(ValueError, match=r"^epsilon must be finite and > 0"):  # limits' wording
         ss.sample_then_respond(stat, X2, oracle, epsilon=0.0, gamma=0.2, rng=0)
     for d in (0.0, 1.0, 2.0):
         with pytest.raises(ValueError, match=r"^the Gaussian mechanism needs delta in \(0, 1\)"):

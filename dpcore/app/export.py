@@ -18,9 +18,23 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pandas as pd
+
+from dpcore.core.text import csv_safe_frame
 from dpcore.release.runconfig import validate_config
 
-__all__ = ["CSV_MARKER", "notebook", "python_script", "script_cells"]
+__all__ = ["CSV_MARKER", "csv_text", "notebook", "python_script", "script_cells"]
+
+
+def csv_text(df: pd.DataFrame) -> str:
+    """The one writer of every CSV the dashboard offers for download.
+
+    Formula prefixes neutralised (:func:`dpcore.core.text.csv_safe_frame`), and lines ended by
+    CRLF as RFC 4180 says: Python's csv writer quotes a field only when it holds a character of
+    the line terminator, so with pandas' ``"\n"`` a column named ``"\r=3"`` was written with a
+    bare CR that split the header in two (issue 26); with ``"\r\n"`` both CR and LF are quoted.
+    """
+    return csv_safe_frame(df).to_csv(index=False, lineterminator="\r\n")
 
 #: Line the exported code prints just before the released values' CSV.
 CSV_MARKER = "# released values (CSV)"

@@ -62,6 +62,7 @@ __all__ = [
     "check_center",
     "check_count",
     "check_data_range",
+    "check_decoded_size",
     "check_delta",
     "check_epsilon",
     "check_n_clusters",
@@ -72,6 +73,7 @@ __all__ = [
     "check_radius",
     "check_rho",
     "check_sample_size",
+    "check_sampler_work",
     "check_share",
     "resource_limits",
     "session_memory_bytes",
@@ -84,6 +86,10 @@ MIN_DELTA = 1e-100
 MIN_PROBABILITY = 1e-100
 MIN_RHO, MAX_RHO = 1e-12, 1e4
 MAX_ITER = 1000  # the papers use 5–20 Lloyd iterations; 10⁶ ran for hours
+#: The sensitivity sampler's work bound, in units of m · (n + 1000): one sampled pair costs
+#: ~25 µs of overhead plus ~30 ns per record on this project's 2-core machine, so the bound
+#: is about a minute (issue 26: m = 10⁸ ran for more than 90 s; γ = 1e-9 needs m ≈ 10¹⁹).
+MAX_SAMPLER_WORK = 2e9
 
 MEMORY_ENV = "DPCORE_SESSION_MEMORY_MB"
 DEFAULT_SESSION_MEMORY_MB = 1024
@@ -235,6 +241,9 @@ def check_data_range(X: np.ndarray, columns: list[str] | None = None) -> None:
     A = np.asarray(X)
     if A.ndim != 2 or A.size == 0:
         return
+    lo, hi = A.min(), A.max()  # two passes, no (n, d) temporaries; NaN propagates into both
+    if -MAX_ABS_VALUE <= lo and hi <= MAX_ABS_VALUE:
+        return
     bad = ~(np.abs(A) <= MAX_ABS_VALUE)  # NaN compares False: caught here too
     if not bad.any():
         return
@@ -312,6 +321,22 @@ class ResourceLimits:
         return MAX_ITER
 
 
+def check_decoded_size(rows: int, columns: int, what: str = "the table") -> None:
+    """Refuse (:class:`~dpcore.core.errors.DataError`) a table whose decoded float64 size,
+    rows × columns × 8 bytes, exceeds the session memory budget: checked *before* the table is
+    materialised (from Parquet metadata, or a CSV's line count), so a 1.4 MB Parquet file that
+    decodes to 40 M rows never reaches memory (issue 26, case 1)."""
+    size = int(rows) * int(columns) * 8
+    budget = session_memory_bytes()
+    if size > budget:
+        raise DataError(
+            f"{what} decodes to {int(rows):,} rows × {int(columns):,} columns "
+            f"(≈ {size / 2**20:,.0f} MiB as numbers), over this session's memory budget of "
+            f"{budget / 2**20:,.0f} MiB ({MEMORY_ENV}); use a sample of it, or the command line "
+            "/ Dask path for large data"
+        )
+
+
 def resource_limits(d: int = 2) -> ResourceLimits:
     """The :class:`ResourceLimits` of the current budget for data with ``d`` columns."""
     return ResourceLimits(session_memory_bytes(), max(1, int(d)))
@@ -344,6 +369,9 @@ def check_share(value: Any, name: str = "share") -> float:
     """A share of a budget, strictly between 0 and 1 (``count_share``, ``seed_share``, …)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 < value < 1.0:
         raise ParameterError(name, f"{name} must be in (0, 1), got {value!r}"[:300])
+    if value < MIN_PROBABILITY:  # 5e-324 of a budget underflowed to 0 (kv18's ρ, fuzz)
+        raise ParameterError(name, f"{name} must be at least {MIN_PROBABILITY:g} (a smaller "
+                                   f"share of the budget underflows to 0), got {value!r}")
     return float(value)
 
 
@@ -362,6 +390,23 @@ def check_sample_size(value: Any, *, d: int = 2, n: int | None = None,
         raise ParameterError(name, f"{name} must be > 0 and at most {lim:,} for d = {d} within "
                                    f"the session memory budget ({MEMORY_ENV}), got {value!r}")
     return v
+
+
+def check_sampler_work(m: int, n: int, *, from_gamma: float | None = None) -> int:
+    """The sensitivity sampler's m pairs of n records within :data:`MAX_SAMPLER_WORK`.
+
+    ``from_gamma``: the γ that m was derived from (the message then names γ, the parameter the
+    user gave)."""
+    work = float(m) * (float(n) + 1000.0)
+    if work <= MAX_SAMPLER_WORK:
+        return int(m)
+    most = int(MAX_SAMPLER_WORK // (float(n) + 1000.0))
+    if from_gamma is not None:
+        raise ParameterError("gamma", f"gamma={from_gamma!r} needs m = {int(m):,} sampled pairs "
+                                      f"of {n:,} records, more than the work limit of {most:,} "
+                                      "pairs at this n; use a larger gamma, or give m")
+    raise ParameterError("m", f"m must be at most {most:,} pairs for n = {n:,} records (about "
+                              f"a minute of work), got {int(m):,}")
 
 
 # Parameters checked by name wherever they appear (run configurations, CLI flags, estimators).

@@ -26,11 +26,13 @@ __all__ = [
     "DELTA_POSITIVE",
     "EPSILON",
     "EPSILON_FINITE",
+    "GAMMA",
     "N_CLUSTERS",
     "N_ITER",
     "N_JOBS",
     "N_PUBLIC",
     "N_PUBLIC_INT",
+    "PAIRS",
     "PROJ_DIM",
     "RADIUS",
     "RADIUS_REQUIRED",
@@ -151,6 +153,9 @@ def _bounds_pair(name: str, value: Any):
         raise ParameterError(name, f"{name} must be finite with |·| ≤ 1e100, got {value!r}"[:300])
     if not np.all(lo < hi):
         raise ParameterError(name, f"{name}: lower must be < upper, got {value!r}"[:300])
+    if not np.all(hi - lo >= limits.MIN_RADIUS):  # ±1e-300: a box of width 0 divided by zero
+        raise ParameterError(name, f"{name}: every width upper − lower must be at least 1e-100 "
+                                   f"(the smallest supported radius), got {value!r}"[:300])
     return value[0], value[1]
 
 
@@ -190,6 +195,21 @@ SHARE = Param("float", 0.0, 1.0, check=lambda v, name: limits.check_share(v, nam
 SAMPLE_SIZE = Param("float", 0.0, limits.MAX_ABS_VALUE, special=(None,),
                     check=lambda v, name: limits.check_sample_size(v, name=name),
                     doc="expected sample size m (within the session memory budget)")
+def _check_gamma(value: Any, name: str) -> float:
+    v = limits._real(name, value)
+    if not 0.0 < v < 1.0:
+        raise ParameterError(name, f"{name} must lie strictly between 0 and 1 (it is the "
+                                   "probability that the privacy guarantee fails on a random "
+                                   f"pair of data sets), got {name}={value!r}")
+    return limits.check_probability(v, name)
+
+
+GAMMA = Param("float", limits.MIN_PROBABILITY, 1.0, check=_check_gamma,
+              doc="random-DP confidence γ in (0, 1); small γ needs many sampled pairs")
+#: The sensitivity sampler's pairs m (and order statistic k); the work bound m · (n + 1000)
+#: is checked against the public n where it is known (:func:`limits.check_sampler_work`).
+PAIRS = Param("int", 1, int(limits.MAX_SAMPLER_WORK // 1000),
+              doc="number of sampled neighbouring pairs m")
 PROJ_DIM = Param("int", 1, 10**6, special=(None,), doc="dimension d' of the random projection")
 
 

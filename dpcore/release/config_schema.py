@@ -23,6 +23,7 @@ import numpy as np
 
 import dpcore
 from dpcore.data import limits
+from dpcore.data.missing import check_missing_rule
 from dpcore.release.registry import MECHANISMS, UNAVAILABLE
 
 __all__ = [
@@ -35,7 +36,7 @@ __all__ = [
     "validate_config",
 ]
 
-_DATA_KEYS = ("source", "columns", "radius", "center")
+_DATA_KEYS = ("source", "columns", "radius", "center", "missing")
 
 
 def jsonable(value: Any, where: str) -> Any:
@@ -87,7 +88,8 @@ def make_config(
         "dpcore_version": dpcore.__version__,
         "mechanism": mechanism,
         "params": jsonable(dict(params or {}), "params"),
-        "data": {k: jsonable(data.get(k), f"data.{k}") for k in _DATA_KEYS}
+        "data": {k: jsonable(data.get(k), f"data.{k}") for k in _DATA_KEYS
+                 if k != "missing" or data.get(k)}
         | {k: jsonable(v, f"data.{k}") for k, v in data.items() if k not in _DATA_KEYS},
         "seed": seed,
     }
@@ -288,6 +290,12 @@ def validate_config(d: Any) -> dict:
         if columns is not None and len(center) != len(columns):
             raise ValueError(f"data.center has {len(center)} coordinates but data.columns "
                              f"names {len(columns)} columns")
+    # the missing-cells rule per column (dpcore.data.missing), the same as the Data page's and
+    # the curator schema's: "drop" the rows or {"fill": a public constant}
+    try:
+        missing = check_missing_rule(data.get("missing"), columns, name="data.missing")
+    except limits.ParameterError as exc:
+        raise ValueError(str(exc)) from None
 
     seed = d["seed"]
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**128:
@@ -303,6 +311,6 @@ def validate_config(d: Any) -> dict:
             "columns": list(columns) if columns is not None else None,
             "radius": radius,
             "center": center,
-        },
+        } | ({"missing": missing} if missing else {}),
         "seed": seed,
     }

@@ -251,7 +251,8 @@ def run_config(config: Mapping[str, Any] | str, X: Any = None, *,
         M = np.asarray(X, dtype=np.float64)
         names = list(data["columns"]) if data["columns"] else None
     else:
-        M, names = _prepare(X, data["columns"], data["radius"], data["center"])
+        M, names = _prepare(X, data["columns"], data["radius"], data["center"],
+                            data.get("missing"))
     params = _resolve_params(mech, cfg["params"], data)
     try:  # the limits that depend on the data's width (n_clusters, sample_size), then the
         # mechanism's own declaration (dpcore.data.params): what its fit would refuse, said now

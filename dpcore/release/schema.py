@@ -9,15 +9,20 @@ data curator declares them (the ``schema.json`` of ``dpcore app --private``)::
      "lower": [-180, -90], "upper": [180, 90],
      "n": null}
 
-or, without per-column bounds, ``"center": [0, 0], "radius": 201.3``. Per-column bounds are
+or, without per-column bounds, ``"center": [0, 0], "radius": 201.3``; optionally
+``"missing": {"latitude": "drop", "longitude": {"fill": 0}}``, the missing-cells rule per column
+(:mod:`dpcore.data.missing`, the same rule as the Data page's and the run configuration's).
+Per-column bounds are
 clamping bounds, the way OpenDP and SmartNoise declare them: each value is clamped to its
 interval; the centre is then the box's midpoint and the radius half its diagonal, so the clamped
 rows lie in the ball the mechanisms assume (:func:`dpcore.app.ui_state.box_geometry`).
 
 :meth:`PublicDescription.prepare` maps a table to the matrix the mechanisms see with per-row
 operations only (select, coerce, clamp, centre, clip), so neighbouring tables (one row added or
-removed) stay neighbouring, and it never raises on a value of the table: a cell that is not a
-finite number is replaced by the centre (an error message naming it would leak it).
+removed) stay neighbouring, and it never raises on a value of the table: a missing cell (or any
+cell that is not a finite number) follows the column's declared rule — its row dropped, or the
+declared constant — and without a rule is replaced by the centre's coordinate, as the release
+view says beforehand (an error message naming the cell would leak it).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from dpcore.core.errors import SchemaError
+from dpcore.data.missing import check_missing_rule
 
 __all__ = ["RADIUS_SOURCES", "PublicDescription", "SchemaError", "release_description"]
 
@@ -64,6 +70,9 @@ class PublicDescription:
         mechanism; a description without it can still be stored but not released from.
     n : int, optional
         Declared public number of rows (None: the release door estimates it privately).
+    missing : mapping, optional
+        The missing-cells rule per column: ``"drop"`` (the row is dropped) or ``{"fill": c}``
+        (a public constant); columns without a rule get the centre's coordinate.
     """
 
     columns: tuple[str, ...]
@@ -72,6 +81,7 @@ class PublicDescription:
     center: tuple[float, ...] | None = None
     radius: float | None = None
     n: int | None = None
+    missing: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         cols = self.columns
@@ -109,6 +119,11 @@ class PublicDescription:
                         math.isfinite(r) and r > 0):
                     raise SchemaError(f"radius must be a finite number > 0, got {r!r}")
                 object.__setattr__(self, "radius", float(r))
+        try:
+            rule = check_missing_rule(self.missing, cols)
+        except ValueError as exc:
+            raise SchemaError(str(exc)) from None
+        object.__setattr__(self, "missing", rule or None)
         if self.n is not None:
             n = self.n
             if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
@@ -157,12 +172,30 @@ class PublicDescription:
             if M.ndim != 2 or M.shape[1] != self.d:
                 raise SchemaError(f"the table must have {self.d} columns")
         c = self.center_array()
+        M = self.apply_missing(M)
         bad = ~np.isfinite(M)
         if bad.any():
             M[bad] = np.broadcast_to(c, M.shape)[bad]
         if self.lower is not None:
             M = np.clip(M, np.asarray(self.lower), np.asarray(self.upper))
         return prepare_matrix(M, center=c, radius=self.radius)
+
+    def apply_missing(self, M: np.ndarray) -> np.ndarray:
+        """The declared rule on the coerced matrix (non-numbers are NaN): a ``"drop"`` column's
+        missing cell drops its row, a ``{"fill": c}`` column's becomes c. Per row only."""
+        if not self.missing:
+            return M
+        keep = np.ones(M.shape[0], dtype=bool)
+        for j, col in enumerate(self.columns):
+            what = self.missing.get(col)
+            if what is None:
+                continue
+            miss = ~np.isfinite(M[:, j])
+            if what == "drop":
+                keep &= ~miss
+            else:
+                M[miss, j] = what["fill"]
+        return M if keep.all() else M[keep]
 
     # ---- JSON (schema.json) -------------------------------------------------------------------
 
@@ -174,6 +207,8 @@ class PublicDescription:
             out |= {"center": None if self.center is None else list(self.center),
                     "radius": self.radius}
         out["n"] = self.n
+        if self.missing:
+            out["missing"] = dict(self.missing)
         return out
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -183,14 +218,15 @@ class PublicDescription:
     def from_dict(cls, doc: Mapping[str, Any]) -> PublicDescription:
         if not isinstance(doc, Mapping):
             raise SchemaError(f"a public description is a JSON object, got {doc!r}")
-        unknown = set(doc) - {"columns", "lower", "upper", "center", "radius", "n"}
+        unknown = set(doc) - {"columns", "lower", "upper", "center", "radius", "n", "missing"}
         if unknown:
             raise SchemaError(f"unknown key(s) {sorted(unknown)} in the public description; "
-                              "expected columns, lower/upper or center/radius, n")
+                              "expected columns, lower/upper or center/radius, n, missing")
         if "columns" not in doc:
             raise SchemaError("the public description needs 'columns'")
         return cls(columns=doc["columns"], lower=doc.get("lower"), upper=doc.get("upper"),
-                   center=doc.get("center"), radius=doc.get("radius"), n=doc.get("n"))
+                   center=doc.get("center"), radius=doc.get("radius"), n=doc.get("n"),
+                   missing=doc.get("missing"))
 
     @classmethod
     def from_json(cls, text: str) -> PublicDescription:
@@ -228,6 +264,7 @@ def release_description(
     bounds_from_data: Sequence[str] = (),
     n_rows: int | None = None,
     table_is_public: bool = False,
+    missing: Mapping[str, Any] | None = None,
 ) -> PublicDescription | None:
     """The public description a release may use, or None when the declared geometry is not
     public (the one place that decides it; the dashboard's pages only report what the analyst
@@ -244,6 +281,7 @@ def release_description(
     bounds_from_data : the columns whose bounds were read off the data (never public).
     n_rows : the table's row count, used only when ``table_is_public`` (a bundled sample or
         a synthetic mixture: their n is public too); a private table's n is never described.
+    missing : the missing-cells rule per column (the Data page's choice).
     """
     if radius is None or not RADIUS_SOURCES.get(radius_source, False):
         return None
@@ -254,5 +292,7 @@ def release_description(
         d = len(box["columns"])
         lower, upper = (([-1.0] * d, [1.0] * d) if box.get("scaled")  # the table is scaled
                         else (box["lower"], box["upper"]))
-        return PublicDescription(columns=list(box["columns"]), lower=lower, upper=upper, n=n)
-    return PublicDescription(columns=list(columns), center=center, radius=radius, n=n)
+        return PublicDescription(columns=list(box["columns"]), lower=lower, upper=upper, n=n,
+                                 missing=missing)
+    return PublicDescription(columns=list(columns), center=center, radius=radius, n=n,
+                             missing=missing)

@@ -127,6 +127,7 @@ def prepare_matrix(
     columns: list | None = None,
     radius: float | None = None,
     center: list[float] | np.ndarray | None = None,
+    missing: Mapping[str, Any] | None = None,
 ) -> np.ndarray:
     """Select columns, centre on the *declared* centre and clip rows to the *declared* radius.
 
@@ -136,16 +137,18 @@ def prepare_matrix(
     [1e-100, 1e100]); outside it a :class:`~dpcore.data.tables.DataError` names the column and row
     (never a silently zeroed row).
     """
-    return _prepare(X, columns, radius, center)[0]
+    return _prepare(X, columns, radius, center, missing)[0]
 
 
 def _prepare(X: Any, columns: list | None, radius: float | None,
-             center: Any) -> tuple[np.ndarray, list[str]]:
+             center: Any, missing: Mapping[str, Any] | None = None
+             ) -> tuple[np.ndarray, list[str]]:
     """:func:`prepare_matrix` and the names of the columns used."""
     from dpcore.data import tables as dpdata
     if hasattr(X, "columns"):  # DataFrame
         names = [str(c) for c in columns] if columns else dpdata.numeric_columns(X)
-        M = dpdata.to_matrix(X, columns)  # checks the value range, naming column and row
+        # checks the value range, naming column and row; the missing-cells rule per column
+        M = dpdata.to_matrix(X, columns, missing=missing)
     else:
         try:
             M = np.asarray(X, dtype=np.float64)
@@ -180,7 +183,7 @@ def load_prepared(data: Mapping[str, Any]) -> tuple[np.ndarray, list[str]]:
     """The prepared matrix a configuration's ``data`` section describes, and its column names."""
     df, default_columns = read_table(data["source"])
     return _prepare(df, data.get("columns") or default_columns, data.get("radius"),
-                    data.get("center"))
+                    data.get("center"), data.get("missing"))
 
 
 def load_data(data: Mapping[str, Any]) -> np.ndarray:

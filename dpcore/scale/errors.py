@@ -10,12 +10,77 @@ become :class:`ScaleError` with advice that matches the cause; no partial result
 from __future__ import annotations
 
 import glob
+import os
+import time
 from pathlib import Path
 from typing import Any
 
+from dpcore.core.cancel import Cancelled
 from dpcore.core.errors import PartitionError, ScaleError
 
-__all__ = ["PartitionError", "Parts", "ScaleError", "compute", "files_of"]
+__all__ = ["PartitionError", "Parts", "ScaleError", "compute", "files_of", "gather"]
+
+#: Environment variable: seconds one Dask call may take before it is cancelled (default 3600).
+TIMEOUT_ENV = "DPCORE_DASK_TIMEOUT_S"
+#: How long a cluster may have no worker before the call gives up (a lost worker whose restart
+#: failed left the driver in ``Client.gather`` for 20 minutes, issue 26).
+NO_WORKER_GRACE_S = 30.0
+_POLL_S = 1.0
+
+
+def _timeout() -> float:
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    try:
+        value = float(raw) if raw else 3600.0
+    except ValueError:
+        raise ScaleError(f"{TIMEOUT_ENV} must be a number of seconds, got {raw!r}") from None
+    if not 0 < value < float("inf"):
+        raise ScaleError(f"{TIMEOUT_ENV} must be a positive number of seconds, got {raw!r}")
+    return value
+
+
+def gather(client: Any, tasks: list, what: str, *, timeout: float | None = None,
+           grace: float = NO_WORKER_GRACE_S) -> list:
+    """``client.compute(tasks)`` gathered, with a deadline and a check that workers exist.
+
+    Polls every second: past ``timeout`` seconds (default ``$DPCORE_DASK_TIMEOUT_S`` or one
+    hour), or after ``grace`` seconds without a single worker, the futures are cancelled and a
+    :class:`ScaleError` says which; a Stop of the dashboard (:func:`dpcore.core.cancel.checkpoint`)
+    cancels them too.
+    """
+    from distributed import wait
+
+    from dpcore.core.cancel import checkpoint
+
+    limit = _timeout() if timeout is None else float(timeout)
+    futures = client.compute(tasks)
+    start = time.monotonic()
+    alone_since: float | None = None
+    try:
+        while True:
+            try:
+                wait(futures, timeout=_POLL_S)
+                break
+            except TimeoutError:
+                pass
+            now = time.monotonic()
+            if now - start > limit:
+                raise ScaleError(f"{what} did not finish within {limit:g} s ({TIMEOUT_ENV}); "
+                                 "it was cancelled on the cluster, no partial result is returned")
+            workers = client.scheduler_info().get("workers", {})
+            if workers:
+                alone_since = None
+            else:
+                alone_since = now if alone_since is None else alone_since
+                if now - alone_since > grace:
+                    raise ScaleError(f"{what}: the cluster has had no worker for {grace:g} s "
+                                     "(a worker was lost and not replaced); start workers, "
+                                     "then run again. No partial result is returned")
+            checkpoint(None, f"{what}: waiting for the cluster")
+        return client.gather(futures)
+    except BaseException:
+        client.cancel(futures)
+        raise
 
 
 class Parts(list):
@@ -50,8 +115,10 @@ def compute(tasks: list, client: Any, what: str, origins: list[str] | None = Non
 
     try:
         if client is not None:
-            return client.gather(client.compute(tasks))
+            return gather(client, tasks, what)
         return list(dask.compute(*tasks))
+    except (ScaleError, Cancelled):
+        raise
     except PartitionError as exc:
         where = (f"file {origins[exc.index]!r}" if origins and 0 <= exc.index < len(origins)
                  else f"partition {exc.index}")

@@ -19,9 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.core.errors import DataError
 from dpcore.core.rng import RNGLike
 from dpcore.data.geometry import clip_to_ball, row_norms
-from dpcore.data.limits import MAX_ABS_VALUE
+from dpcore.data.limits import MAX_ABS_VALUE, check_decoded_size
+from dpcore.data.tables import column_problem
 from dpcore.privacy.guarantees import PrivacyLeakWarning
 from dpcore.scale.errors import PartitionError
 from dpcore.scale.errors import Parts as _Parts
@@ -38,9 +40,38 @@ Progress = Callable[[str], None] | None
 
 
 def _numeric(dtype: Any) -> bool:
-    import pandas as pd
+    """The in-memory loader's column rule (:func:`dpcore.data.tables.column_problem`)."""
+    return column_problem(dtype) is None
 
-    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+def _refuse_columns(dtypes: Any, where: str = "") -> None:
+    """A chosen column the in-memory loader refuses (a boolean, text) is refused here too."""
+    for name, dtype in dtypes.items():
+        why = column_problem(dtype)
+        if why is not None:
+            raise ValueError(f"{where}column {str(name)!r} is {why}")
+
+
+def _check_parquet_size(files: list[str], npartitions: int, d: int) -> None:
+    """A partition's decoded size (rows × chosen columns × 8 bytes) within the session memory
+    budget, read from the Parquet footers before any partition is materialised (issue 26: the
+    1.4 MB file that decodes to 40 M rows)."""
+    import pyarrow.parquet as pq
+
+    for f in files:
+        try:
+            meta = pq.ParquetFile(f).metadata
+        except Exception as exc:  # pyarrow raises many types; all mean "not readable"
+            if not f.endswith((".parquet", ".pq", ".parq")):
+                continue  # another file in the folder (a result.json): Dask skips it too
+            raise ValueError(f"file {f!r} cannot be read as Parquet: it is truncated or "
+                             f"damaged ({type(exc).__name__}: {str(exc)[:200]})") from None
+        rows = meta.num_rows if npartitions <= len(files) else max(
+            (meta.row_group(i).num_rows for i in range(meta.num_row_groups)), default=0)
+        try:
+            check_decoded_size(rows, d, f"a partition of file {f!r}")
+        except DataError as exc:
+            raise ValueError(str(exc)) from None
 
 
 def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> tuple[list, int]:
@@ -81,6 +112,9 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> tup
             if missing:
                 raise ValueError(f"column(s) {missing} not found in {source!r}; its columns are "
                                  f"{[str(c) for c in data.columns][:50]}")
+        if not first.endswith((".csv", ".csv.gz")):
+            width = len(columns) if columns else sum(map(_numeric, data.dtypes))
+            _check_parquet_size(files, data.npartitions, max(1, width))
     if isinstance(data, np.ndarray):
         data = da.from_array(np.asarray(data, dtype=np.float64), chunks=(100_000, -1))
     if type(data).__module__.startswith("pandas") and hasattr(data, "columns"):
@@ -91,6 +125,7 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> tup
             if missing:
                 raise ValueError(f"unknown column(s) {missing}; the data has {list(data.columns)}")
             data = data[list(columns)]
+            _refuse_columns(data.dtypes)
         else:
             names = [c for c, t in data.dtypes.items() if _numeric(t)]
             if not names:
@@ -121,6 +156,11 @@ def _centred(part: Any, index: int, center: np.ndarray | None) -> tuple[np.ndarr
     into them), so no (n, d) temporary is needed on the fast path.
     """
     names = [str(c) for c in part.columns] if hasattr(part, "columns") else None
+    if hasattr(part, "dtypes") and names is not None:  # a file whose types differ from meta
+        for name, dtype in zip(names, part.dtypes, strict=True):
+            why = column_problem(dtype)
+            if why is not None:
+                raise PartitionError(f"column {name!r} is {why}", index)
     try:
         M = part.to_numpy(dtype=np.float64) if hasattr(part, "to_numpy") else np.asarray(
             part, dtype=np.float64)

@@ -147,8 +147,11 @@ def balcan_budget(epsilon: float, delta: float, split: Mapping[str, float] | Non
     whose share exceeds ε = 1/3 (Theorem 2.6 of paper 003 proves NoisyAVG only up to 1/3) gets
     1/3 with a warning, as in MaxCoverKMeans: the guarantee is then below the requested ε.
     """
-    split = dict(DEFAULT_SPLIT if split is None else split)
     keys = set(DEFAULT_SPLIT) if lloyd_rounds > 0 else set(DEFAULT_SPLIT) - {"lloyd"}
+    if split is None:  # the default without its Lloyd share when there are no Lloyd rounds
+        total = sum(DEFAULT_SPLIT[k] for k in keys)
+        split = {k: DEFAULT_SPLIT[k] / total for k in keys}
+    split = dict(split)
     if set(split) != keys:
         raise ValueError(f"budget_split must have exactly the keys {sorted(keys)}, got "
                          f"{sorted(split)}")

@@ -19,6 +19,8 @@ from typing import Any, Literal
 import numpy as np
 
 from dpcore.core.rng import RNGLike, as_generator
+from dpcore.data.limits import check_sampler_work
+from dpcore.data.params import EPSILON_FINITE, GAMMA, PAIRS, declare, validate_params
 from dpcore.mechanisms.sensitivity.bernstein import (
     bernstein_lattice,
     bernstein_mechanism,
@@ -170,6 +172,8 @@ class SensitivityRelease:
     guarantee = privacy_alias("guarantee")
 
 
+@declare(epsilon=EPSILON_FINITE, gamma=GAMMA.also(None), m=PAIRS.also(None),
+         k=PAIRS.also(None))
 def sample_then_respond(
     f: Callable[[Any], Any],
     data: Any,
@@ -249,10 +253,9 @@ def sample_then_respond(
             "mechanism must be 'laplace', 'gaussian', 'exponential' or 'bernstein', "
             f"got {mechanism!r}"
         )
-    if not (
-        isinstance(epsilon, int | float | np.floating) and math.isfinite(epsilon) and epsilon > 0
-    ):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    # the one constraints table (dpcore.data.params): ε ≤ 1e4, γ ≥ 1e-100, m bounded
+    validate_params(sample_then_respond._parameter_constraints,
+                    {"epsilon": epsilon, "gamma": gamma, "m": m, "k": k})
     if mechanism == "gaussian" and not 0.0 < delta < 1.0:
         raise ValueError(f"the Gaussian mechanism needs delta in (0, 1), got delta={delta!r}")
     if mechanism != "gaussian" and delta != 0.0:
@@ -286,6 +289,7 @@ def sample_then_respond(
     gen = as_generator(rng)
     if sensitivity is None:
         config = sampler_config(m=m, gamma=gamma, k=k)
+        check_sampler_work(config.m, n, from_gamma=gamma if m is None else None)
         est = sample_sensitivity(
             target, oracle, n, m=config.m, k=config.k, norm=order, rng=gen, n_jobs=n_jobs
         )

@@ -48,6 +48,8 @@ def sensitivity_release(
     value is the statistic's public default, noised) instead of a ⊥ that would reveal its size.
     """
     d = X.shape[1]
+    if n is not None:  # the declared constraint (a function is not checked by its decorator)
+        n = N_PUBLIC_INT.validate("n", n)
     limits.check_params(epsilon=epsilon, m=m, d=d)
     if gamma is not None:
         limits.check_probability(gamma, "gamma")

@@ -146,21 +146,54 @@ def test_release_mode_csv_has_the_cli_layout(monkeypatch):
 
 
 def test_clustering_page_table_and_overlay():
+    """Opens with the recommended DP k-means beside non-private k-means (issue 25.2: the
+    defaults were the paper's DP-Lloyd variants), points coloured by cluster (27.8)."""
     at, _ = _page("pages/clustering.py")
     assert not at.exception and not errors(at)
     table = at.dataframe[0].value
-    assert list(table["algorithm"]) == ["DP-Lloyd", "DP-Lloyd + coreset sampling",
-                                        "k-means (non-private)"]
+    assert list(table["algorithm"]) == ["DP k-means (recommended)", "k-means (non-private)"]
     # non-private k-means is the reference: ratio 1, and DP costs are at least close to it
     ratio = table.set_index("algorithm")["× non-private"]
     assert ratio["k-means (non-private)"] == pytest.approx(1.0)
     assert (ratio.drop("k-means (non-private)") > 0.9).all()
     spec = figure_specs(at)[0]
     names = [t["name"] for t in spec["data"]]
-    assert names == ["data", "DP-Lloyd", "DP-Lloyd + coreset sampling", "k-means (non-private)"]
+    assert names == ["data", "DP k-means (recommended)", "k-means (non-private)"]
     assert all(trace_array(t, "x").shape == (5,) for t in spec["data"][1:])
+    # a colour per point, more than one colour: the clusters (a grey cloud fails)
+    colours = spec["data"][0]["marker"]["color"]
+    assert isinstance(colours, list) and len(set(colours)) > 1
+    # the other algorithms are one click away
+    at.button(key="clu_add_all").click().run()
+    assert "DP-Lloyd + coreset sampling" in at.multiselect(key="clu_algs").value
     at.multiselect(key="clu_algs").set_value(["DP-Lloyd"]).run()
     assert list(at.dataframe[0].value["algorithm"]) == ["DP-Lloyd"]
+
+
+def test_clustering_csv_names_each_variant_and_matches_the_figure(monkeypatch):
+    """Issue 27.8: the centres CSV labelled both DP-Lloyd variants ``dplloyd``, and clamped
+    nothing while the figure drew centres clamped into the box (longitude 187.9 in the file).
+    Fails if the CSV uses the mechanism key or skips the clamp the figure applies."""
+    from dpcore.data.datasets import SAMPLE_DATASETS
+
+    downloads = capture_downloads(monkeypatch)
+    at, _ = _page("pages/clustering.py", {"eps": "0.05", "k": "8"})  # noisy: centres stray
+    at.multiselect(key="clu_algs").set_value(["DP-Lloyd", "DP-Lloyd + coreset sampling"]).run()
+    if "clu_run" in [b.key for b in at.button]:
+        at.button(key="clu_run").click().run()
+    assert not at.exception and not errors(at)
+    raw = downloads["clu_centers_csv"]
+    frame = pd.read_csv(io.BytesIO(raw if isinstance(raw, bytes) else raw.encode()))
+    assert set(frame["algorithm"]) == {"DP-Lloyd", "DP-Lloyd + coreset sampling"}
+    cols = [c for c in frame.columns if c not in ("algorithm", "guarantee")]
+    lo, hi = np.array(SAMPLE_DATASETS["cities"].bounds, dtype=float).T
+    assert ((frame[cols].to_numpy() >= lo - 1e-9) & (frame[cols].to_numpy() <= hi + 1e-9)).all()
+    spec = figure_specs(at)[0]
+    for name, part in frame.groupby("algorithm"):
+        tr = next(t for t in spec["data"] if t["name"] == name)
+        drawn = np.c_[trace_array(tr, "x"), trace_array(tr, "y")]
+        np.testing.assert_allclose(np.sort(drawn, 0), np.sort(part[cols].to_numpy()[:, :2], 0),
+                                   rtol=1e-9, atol=1e-9)
 
 
 def test_clustering_release_mode_hides_nonprivate_and_records_each():

@@ -61,6 +61,10 @@ COLORS = ("#d62728", "#1f6feb", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e3
 KEPT_COLOR = "#1f6feb"
 REMOVED_COLOR = "#d62728"
 DATA_COLOR = "#7f7f7f"
+#: Point colours by cluster: Paul Tol's "muted" scheme (colour-blind safe, light enough that the
+#: centres' markers, drawn on top with a white outline, stay visible).
+CLUSTER_COLORS = ("#88CCEE", "#CC6677", "#DDCC77", "#117733", "#332288", "#AA4499", "#44AA99",
+                  "#999933", "#882255", "#661100")
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,7 @@ def points_figure(
     name: str = "data",
     opacity: float = 0.6,
     equal_axes: bool = True,
+    labels: np.ndarray | None = None,
 ) -> go.Figure:
     """Scatter of 2-D points (first two columns of ``P``), optionally coloured and sized.
 
@@ -201,6 +206,9 @@ def points_figure(
         Subtitle (e.g. "explore mode: not a private release").
     max_points, seed
         Above ``max_points`` rows a seeded subsample is drawn and the subtitle says so.
+    labels : (n,) int array, optional
+        Cluster of each point: the points are coloured by it (colour-blind-safe palette
+        :data:`CLUSTER_COLORS`), in one trace (the legend lists the algorithms, not clusters).
     """
     P = np.asarray(P, dtype=float)
     if P.ndim != 2 or P.shape[1] < 2:
@@ -225,6 +233,9 @@ def points_figure(
             ))
     else:
         marker: dict = {"size": 5, "opacity": opacity, "color": DATA_COLOR}
+        if labels is not None:
+            lab = np.asarray(labels, dtype=np.intp)[sel] % len(CLUSTER_COLORS)
+            marker.update(color=np.asarray(CLUSTER_COLORS)[lab].tolist())
         if color is not None:
             marker.update(color=_f32(np.asarray(color)[sel]), colorscale="Viridis",
                           showscale=True, colorbar={"title": {"text": color_title or ""}})
@@ -299,8 +310,11 @@ def centers_figure(
     ball: tuple[Sequence[float], float] | None = None,
     seed: int = 0,
     box: Sequence[tuple[float, float]] | None = None,
+    labels: np.ndarray | None = None,
 ) -> go.Figure:
     """Data (faint, may be ``None`` in release mode) with each algorithm's centres on top.
+
+    ``labels``: each point's cluster (explore mode), drawn as its colour.
 
     ``box``: the declared bounds of the two drawn coordinates; centres are clamped into it
     (:func:`clip_to_box`), so no centre is drawn outside the declared domain.
@@ -313,7 +327,7 @@ def centers_figure(
         _equal_aspect(fig)
     else:
         fig = points_figure(P, title=title, axis_titles=axis_titles, note=note, seed=seed,
-                            opacity=0.25)
+                            opacity=0.25 if labels is None else 0.35, labels=labels)
     if ball is not None:
         add_ball(fig, ball[0], ball[1])
     for name, C in centers.items():

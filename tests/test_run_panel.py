@@ -61,7 +61,7 @@ def test_expensive_choice_waits_for_run_and_cheap_one_runs_at_once():
     # estimated > 2 s: nothing is recomputed; the last result stays, marked stale
     assert any("stale" in c.value for c in at.caption)
     assert any("Estimated time" in c.value for c in at.caption)
-    assert list(at.dataframe[0].value["algorithm"]) == ["DP-Lloyd", "DP-Lloyd + coreset sampling",
+    assert list(at.dataframe[0].value["algorithm"]) == ["DP k-means (recommended)",
                                                         "k-means (non-private)"]
     assert at.button(key="clu_run")
 

@@ -487,3 +487,31 @@ def amplification_figure(epsilon: float, rate: float) -> go.Figure:
     return _teaching_layout(fig, f"keeping each row with probability {rate:g} turns ε = "
                                  f"{epsilon:g} into ε ≈ {here:.3g}",
                             "sampling probability q", "ε for the full data")
+
+
+def game_figure(correct: Sequence[bool], epsilon: float, *, optimal: float | None = None
+                ) -> go.Figure:
+    """The privacy game: running share of correct guesses after each round, against the bound
+    e^ε/(1+e^ε) and its 95 % band at that many rounds (:mod:`dpcore.app.game`)."""
+    from dpcore.app.game import bound, bound_band, running_rate
+
+    rounds = np.arange(1, len(correct) + 1)
+    b = bound(epsilon)
+    t = np.arange(1, max(len(correct), 10) + 1)
+    lo, hi = np.array([bound_band(epsilon, int(r)) for r in t]).T
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=np.r_[t, t[::-1]], y=np.r_[hi, lo[::-1]], fill="toself",
+                             fillcolor="rgba(0,114,178,0.15)", line={"color": "rgba(0,0,0,0)"},
+                             name="95 % band around the bound", hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=t, y=np.full(t.size, b), mode="lines", name=f"bound {b:.3f}",
+                             line={"color": "#0072B2", "width": 3}))
+    if optimal is not None:
+        fig.add_trace(go.Scatter(x=t, y=np.full(t.size, optimal), mode="lines",
+                                 name=f"best possible guesser {optimal:.3f}",
+                                 line={"color": "#009E73", "dash": "dash", "width": 2}))
+    fig.add_trace(go.Scatter(x=rounds, y=running_rate(np.asarray(correct, dtype=float)),
+                             mode="lines+markers", name="your guess rate",
+                             line={"color": "#D55E00", "width": 3}, marker={"size": 6}))
+    fig.add_hline(y=0.5, line_dash="dot", line_color="#444", annotation_text="coin flip 0.5")
+    return _teaching_layout(fig, f"Guess rate after each round (ε = {epsilon:g})", "round",
+                            "share of correct guesses").update_yaxes(range=[0.0, 1.0])

@@ -8,11 +8,11 @@ import numpy as np
 import streamlit as st
 
 from dpcore.app import plots
+from dpcore.app.style import legible
+from dpcore.app.summaries import kept_removed_summary
 from dpcore.mechanisms.friendlycore import friend_counts
 from dpcore.mechanisms.lloyd.estimator import DPLloyd
 from dpcore.privacy.noise import laplace
-from dpcore.app.style import legible
-from dpcore.app.summaries import kept_removed_summary
 from pages._common import init_state
 
 init_state()

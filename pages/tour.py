@@ -56,7 +56,8 @@ def _core_sentence(kept: int, total: int, far_removed: int, n_far: int) -> str:
     if far_removed < n_far:
         return ("At this large r far-away points count as friends too and stay in the core: "
                 "averaging it would need more noise. Move r down.")
-    return "The dense group is the core; the far-away points are dropped. Try a small and a large r."
+    return ("The dense group is the core; the far-away points are dropped. Try a small and a "
+            "large r.")
 
 
 if step == STEPS[0]:

@@ -48,7 +48,7 @@ algorithms = {n: a for n, a in clustering_algorithms().items() if a.private}
 
 c1, c2 = st.columns([3, 2])
 chosen = c1.multiselect("Algorithms", list(algorithms),
-                        default=[n for n in ("DP-Lloyd", "DP-Lloyd + coreset sampling")
+                        default=[n for n in ("DP k-means (recommended)", "DP-Lloyd")
                                  if n in algorithms], **keep("pu_algs"), bind="query-params")
 lo, hi = c2.select_slider("ε range", EPSILON_GRID, value=(0.1, 10.0), **keep("pu_range"))
 c3, c4, c5 = st.columns(3)
@@ -108,7 +108,7 @@ def run_sweep() -> dict:
 
 
 job = run_panel("utility", key=key, fn=run_sweep, seconds=seconds, label="Run sweep",
-                button_key="pu_run", auto=False)
+                button_key="pu_run")  # cheap at the defaults: drawn without a click
 if job is None:
     st.info("Press **Run sweep** to compute the curves.")
     st.stop()

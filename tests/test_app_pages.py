@@ -17,6 +17,7 @@ from apptest_helpers import (
     errors,
     figure_specs,
     new_app,
+    run_if_asked,
     trace_array,
 )
 
@@ -294,12 +295,12 @@ def test_utility_page_sweep_answers_which_epsilon():
     assert not at.exception and not errors(at)
     at.slider(key="pu_points").set_value(3)
     at.slider(key="pu_reps").set_value(2)
-    at.button(key="pu_run").click().run()
+    run_if_asked(at, "pu_run")
     assert not at.exception and not errors(at)
     spec = figure_specs(at)[0]
     assert spec["layout"]["xaxis"]["type"] == "log"
     medians = [t for t in spec["data"] if t.get("mode") == "lines+markers"]
-    assert [t["name"] for t in medians] == ["DP-Lloyd", "DP-Lloyd + coreset sampling"]
+    assert [t["name"] for t in medians] == ["DP k-means (recommended)", "DP-Lloyd"]
     for t in medians:  # error falls as ε grows from 0.1 to 10 (noise 100x smaller)
         y = trace_array(t, "y")
         assert y[-1] < y[0]
@@ -316,7 +317,7 @@ def test_utility_page_release_mode_uses_proxy():
     assert any("synthetic proxy" in i.value for i in at.info)
     at.slider(key="pu_points").set_value(2)
     at.slider(key="pu_reps").set_value(1)
-    at.button(key="pu_run").click().run()
+    run_if_asked(at, "pu_run")
     assert not at.exception and not errors(at)
     assert len(_door(at).ledger) == 0  # curves on the proxy spend nothing
 
@@ -444,7 +445,7 @@ def test_utility_ratio_metric_is_relative_to_nonprivate_kmeans():
     at.radio(key="pu_metric").set_value("cost ÷ non-private cost")
     at.slider(key="pu_points").set_value(2)
     at.slider(key="pu_reps").set_value(2)
-    at.button(key="pu_run").click().run()
+    run_if_asked(at, "pu_run")
     assert not at.exception and not errors(at)
     summary = at.dataframe[0].value
     # a DP clustering cannot beat the (near-optimal) non-private cost by much

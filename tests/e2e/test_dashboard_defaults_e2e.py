@@ -155,6 +155,14 @@ def test_centre_markers_are_drawn_over_dense_data(browser, server):
         ctx.close()
 
 
+#: Buttons of the main area whose label overflows them or that end past the viewport.
+_CUT_BUTTONS_JS = """() => Array.from(document.querySelectorAll(
+    "[data-testid='stMain'] button")).filter(b => b.offsetParent !== null).filter(b => {
+    const r = b.getBoundingClientRect();
+    return b.scrollWidth > b.clientWidth + 2 || r.right > window.innerWidth + 1;
+}).map(b => b.innerText.slice(0, 60))"""
+
+
 @pytest.mark.parametrize("width", [1024, 1400])
 def test_screenshots_of_every_page(browser, server, width):
     """Every page at a projector's and a laptop's width: no error box, the title visible in full
@@ -172,6 +180,9 @@ def test_screenshots_of_every_page(browser, server, width):
             box = h1.bounding_box()
             main = pg.locator("[data-testid='stMain']").bounding_box()
             assert box is not None and box["x"] + box["width"] <= main["x"] + main["width"] + 1
+            # issue 27.6: no button cut (its text wider than the button, or past the page edge)
+            cut = pg.evaluate(_CUT_BUTTONS_JS)
+            assert not cut, (width, href, cut)
             if out is not None:
                 path = href.split("//", 1)[-1].partition("/")[2].partition("?")[0]
                 name = path.rstrip("/") or "data"

@@ -17,7 +17,6 @@ Prints a markdown table. Run: ``.venv/bin/python benchmarks/bench_dashboard.py [
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import sys

@@ -145,14 +145,14 @@ def run_panel(page: str, *, key: Any, fn: Callable[[], Any], seconds: float,
     if auto and seconds < AUTO_SECONDS and not running and not fresh:
         job = start(page, key, fn, background=False)
         return job
-    c1, c2 = st.columns([2, 3])
-    clicked = c1.button(f"{label} · {expected_time(seconds)}", key=button_key or f"{page}_run",
+    row = st.container(horizontal=True, vertical_alignment="center")  # wraps: never cut
+    clicked = row.button(f"{label} · {expected_time(seconds)}", key=button_key or f"{page}_run",
                         type="primary", icon=":material/play_arrow:",
                         disabled=running and job.key == key,
                         help="Expected time from the registry's cost model (measured on a "
                              "2-core machine; a busy machine is slower).")
     if seconds >= AUTO_SECONDS:
-        c2.caption(f"Estimated time: {expected_time(seconds)} on this machine; runs in the "
+        row.caption(f"Estimated time: {expected_time(seconds)} on this machine; runs in the "
                    "background with a progress bar and a Stop button.")
     if clicked:
         job = start(page, key, fn, background=seconds >= AUTO_SECONDS)

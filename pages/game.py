@@ -65,15 +65,15 @@ current = _round(len(state["guesses"]))
 c1, c2 = st.columns([2, 3])
 c1.metric(f"Released count, round {len(state['guesses']) + 1}", f"{current.released:,}")
 c2.markdown(f"D has **{n:,}** rows, D′ has **{n + 1:,}** rows.")
-b1, b2, b3 = st.columns(3)
-b1.button("It was D (without the student)", key="game_guess_0", on_click=_guess, args=(0,),
-          width="stretch")
-b2.button("It was D′ (with the student)", key="game_guess_1", on_click=_guess, args=(1,),
-          width="stretch")
-b3.button("Computer plays 100 rounds · < 1 s", key="game_auto", on_click=_computer,
-          args=(100,), width="stretch",
-          help="Plays the best possible guesser: the likelihood-ratio test (D′ when the release "
-               f"is at least {n + 1:,}).")
+buttons = st.container(horizontal=True)  # wraps at 1024 px instead of cutting labels
+buttons.button("It was D (without)", key="game_guess_0", on_click=_guess, args=(0,),
+          help="Guess: the count came from D, without the student's row.")
+buttons.button("It was D′ (with)", key="game_guess_1", on_click=_guess, args=(1,),
+          help="Guess: the count came from D′, with the student's row.")
+buttons.button("Autoplay 100 · < 1 s", key="game_auto", on_click=_computer,
+          args=(100,),
+          help="The computer plays 100 rounds as the best possible guesser: the "
+               f"likelihood-ratio test (D′ when the release is at least {n + 1:,}).")
 
 played = len(state["guesses"])
 correct = np.asarray(state["guesses"]) == np.asarray(state["secrets"])

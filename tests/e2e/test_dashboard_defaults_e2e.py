@@ -159,7 +159,9 @@ def test_centre_markers_are_drawn_over_dense_data(browser, server):
 _CUT_BUTTONS_JS = """() => Array.from(document.querySelectorAll(
     "[data-testid='stMain'] button")).filter(b => b.offsetParent !== null).filter(b => {
     const r = b.getBoundingClientRect();
-    return b.scrollWidth > b.clientWidth + 2 || r.right > window.innerWidth + 1;
+    // Streamlit truncates a long label with an ellipsis inside the button: check descendants
+    const over = [b, ...b.querySelectorAll("*")].some(e => e.scrollWidth > e.clientWidth + 1);
+    return over || r.right > window.innerWidth + 1;
 }).map(b => b.innerText.slice(0, 60))"""
 
 

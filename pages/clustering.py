@@ -196,12 +196,10 @@ new_draw_button("clustering")
 centres = [release_frame({"centers": shown_centres[o.algorithm]}, ds.columns, o.algorithm,
                          o.guarantee)
            for o in outs if o.centers is not None]
-d1, d2 = st.columns(2)
-with d1:
+with st.container(horizontal=True):
     if centres:
         download_csv(pd.concat(centres, ignore_index=True), "centers.csv", "clu_centers_csv",
                      label="Centres (CSV)")
-with d2:
     download_csv(table, "clustering_comparison.csv", "clu_table_csv", label="Table (CSV)")
 with st.expander("Run configurations (JSON), Python scripts and notebooks, one per DP algorithm"):
     for i, o in enumerate(outs):

@@ -151,11 +151,9 @@ st.caption(centres_summary({"DP-Lloyd centres": C}, sample_labels, "DP-Lloyd cen
 
 new_draw_button("importance")
 config = config_for("dplloyd", params, ds, seed)
-d1, d2 = st.columns(2)
-with d1:
+with st.container(horizontal=True):  # wraps at 1024 px (two columns cut the long label)
     download_csv(release_frame({"centers": C}, ds.columns, "dplloyd", out["guarantee"]),
                  "dplloyd_centers.csv", "imp_centers_csv", label="Centres (CSV)")
-with d2:
     weights = pd.DataFrame({"row": np.arange(ds.n), "q": q, "weight": 1.0 / q,
                             "sampled": np.isin(np.arange(ds.n), idx), "individual_epsilon": psi})
     download_csv(weights, "importance_weights.csv", "imp_weights_csv",

@@ -208,6 +208,11 @@ fig = plots.ecdf_figure(out["samples"], chosen=out["delta_hat"],
                         chosen_label=f"Δ̂ = G_({out['k']})", global_bound=bound,
                         x_title=f"sampled sensitivity G ({norm_name})")
 show(fig, "sens_ecdf")
+_g = np.asarray(out["samples"], dtype=float)
+st.caption(f"Chart: cumulative share of the m = {out['m']} sampled sensitivities G, from "
+           f"{_g.min():.4g} to {_g.max():.4g}; the chosen Δ̂ = G_({out['k']}) = "
+           f"{out['delta_hat']:.4g}" + ("" if bound is None else
+                                        f"; the global bound {bound:.4g}") + ".")
 err = float(np.linalg.norm(out["value"] - out["true"], ord=1 if mechanism == "laplace" else 2))
 st.markdown(f"**Released value** {np.round(out['value'], 5).tolist()} under {out['guarantee']}; "
             f"noise scale {out['noise_scale']:.4g}.  \n"

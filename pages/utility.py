@@ -9,6 +9,7 @@ import streamlit as st
 from dpcore.app import plots
 from dpcore.app.advice import estimate_fit_seconds, plain_error
 from dpcore.app.evaluate import normalized_kmeans_cost
+from dpcore.app.summaries import utility_summary
 from dpcore.app.sweeps import (
     clustering_algorithms,
     epsilon_for_target,
@@ -154,6 +155,7 @@ answers = []
 for alg in summary["algorithm"].unique():
     for stat in ("median", "q75"):
         answers.append(epsilon_for_target(summary, alg, target, stat))
+st.caption(utility_summary(summary, units))
 st.markdown("\n".join(f"- {a.sentence()}" for a in answers))
 st.caption(f"Error in {units}; the dotted line is non-private k-means"
            + (f" ({reference:.3g})" if reference is not None else "")

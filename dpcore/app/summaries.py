@@ -12,7 +12,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["centres_summary", "cluster_sizes", "game_summary", "kept_removed_summary"]
+__all__ = ["centres_summary", "cluster_sizes", "game_summary", "kept_removed_summary",
+           "utility_summary"]
 
 
 def _point(c: np.ndarray, digits: int = 3) -> str:
@@ -70,3 +71,15 @@ def game_summary(rounds: int, correct: int, bound: float, low: float, high: floa
     return (f"Chart: after {rounds} round(s), {correct} correct guesses (rate {rate:.3f}); "
             f"the bound e^ε/(1+e^ε) is {bound:.3f}, its 95 % band at this many rounds "
             f"[{low:.3f}, {high:.3f}]; the rate is {where} the band.")
+
+
+def utility_summary(summary, units: str) -> str:
+    """The privacy–utility curves in words: per algorithm, the median error at the smallest and
+    the largest ε of the grid (``summary``: :func:`dpcore.app.sweeps.summarize`'s table)."""
+    parts = []
+    for alg, rows in summary.groupby("algorithm", sort=False):
+        rows = rows.sort_values("epsilon")
+        lo, hi = rows.iloc[0], rows.iloc[-1]
+        parts.append(f"{alg}: median {lo['median']:.3g} at ε = {lo['epsilon']:g}, "
+                     f"{hi['median']:.3g} at ε = {hi['epsilon']:g}")
+    return f"Chart: error ({units}) against ε, log scale; " + "; ".join(parts) + "."

@@ -189,5 +189,10 @@ def test_screenshots_of_every_page(browser, server, width):
                 path = href.split("//", 1)[-1].partition("/")[2].partition("?")[0]
                 name = path.rstrip("/") or "data"
                 pg.screenshot(path=str(out / f"{name}_{width}.png"), full_page=True)
+                if width == 1024:  # what a 1024 × 768 projector shows first
+                    pg.set_viewport_size({"width": 1024, "height": 768})
+                    pg.wait_for_timeout(600)
+                    pg.screenshot(path=str(out / f"{name}_1024x768.png"))
+                    pg.set_viewport_size({"width": width, "height": 2600})
     finally:
         ctx.close()

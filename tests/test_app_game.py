@@ -86,3 +86,31 @@ def test_release_mode_offers_no_game():
     assert not at.exception
     assert not figure_specs(at)
     assert any("explore mode only" in i.value for i in at.info)
+
+
+def test_no_game_in_a_curator_deployment(tmp_path, monkeypatch):
+    """The game shows the true n: a curator deployment (dpcore app --private) must not list it,
+    nor open it by its address. Fails if the page is added to the navigation unconditionally."""
+    import json
+
+    import pandas as pd
+    from apptest_helpers import APP
+    from streamlit.testing.v1 import AppTest
+
+    clear_caches()
+    data, schema = tmp_path / "private.csv", tmp_path / "schema.json"
+    pd.DataFrame(np.random.default_rng(5).normal(0, 2, (300, 2)), columns=["a", "b"]).to_csv(
+        data, index=False)
+    schema.write_text(json.dumps({"columns": ["a", "b"], "lower": [-8, -8], "upper": [8, 8],
+                                  "n": 300}))
+    monkeypatch.setenv("DPCORE_PRIVATE_DATA", str(data))
+    monkeypatch.setenv("DPCORE_PRIVATE_SCHEMA", str(schema))
+    monkeypatch.setenv("DPCORE_PRIVATE_BUDGET", "3,1e-5")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception
+    assert "pages/game.py" not in at.session_state["nav_pages"]
+    assert "pages/tour.py" in at.session_state["nav_pages"]  # the frame itself did list pages
+    with pytest.raises(ValueError):
+        at.switch_page("pages/game.py")
+    clear_caches()

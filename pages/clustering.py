@@ -21,7 +21,7 @@ from dpcore.app.sweeps import (
     reference_algorithm,
     unavailable_algorithms,
 )
-from dpcore.core.cancel import checkpoint
+from dpcore.core.cancel import checkpoint, substep
 from dpcore.core.text import md_text
 from dpcore.estimators.lloyd_kmeans import nearest_centre
 from dpcore.release.runconfig import release_frame
@@ -121,8 +121,9 @@ def compute_fits() -> list:
         checkpoint(i / len(chosen), f"fitting {name} ({i + 1} of {len(chosen)})")
         mk = (name, *settings)
         if mk not in memo:
-            memo[mk] = fit_algorithm(algorithms[name], X, k=k, epsilon=eps, delta=float(delta),
-                                     radius=float(ds.radius), seed=seed)
+            with substep(i / len(chosen), (i + 1) / len(chosen)):  # the bar keeps rising
+                memo[mk] = fit_algorithm(algorithms[name], X, k=k, epsilon=eps, delta=float(delta),
+                                         radius=float(ds.radius), seed=seed)
         outs.append(memo[mk])
     checkpoint(1.0, "done")
     return outs

@@ -50,7 +50,10 @@ PAGES: list[tuple[str, str, str]] = [
     ("pages/sensitivity.py", "Sensitivity sampler", ":material/functions:"),
     ("pages/ledger.py", "Privacy ledger", ":material/account_balance:"),
     ("pages/tour.py", "Guided tour", ":material/school:"),
+    ("pages/game.py", "Privacy game", ":material/casino:"),
 ]
+#: Pages that show raw explore-mode views only: never in a curator deployment's navigation.
+EXPLORE_ONLY = {"pages/game.py"}
 
 
 @st.cache_resource(show_spinner=False)
@@ -64,7 +67,10 @@ def available(page: str) -> bool:
 
 def navigation_pages() -> list:
     pages, shown = [], {}
+    locked = curator() is not None
     for path, title, icon in PAGES:
+        if locked and path in EXPLORE_ONLY:
+            continue
         if (ROOT / path).exists() and available(Path(path).stem):
             pages.append(st.Page(path, title=title, icon=icon, default=path == "pages/data.py"))
             shown[path] = (title, icon)
@@ -108,7 +114,28 @@ def budget_sidebar() -> None:
     st.progress(min(max(spent_eps / total.epsilon, 0.0), 1.0) if total.epsilon else 0.0)
 
 
-def sidebar() -> None:
+def data_caption() -> None:
+    """The data set in use, in the sidebar. Written after the page ran, so an upload or a
+    declared radius made on this run shows at once (issue 27.8: right after an upload it said
+    "radius not declared" while the page showed one)."""
+    ss = st.session_state
+    slot = ss.pop("_data_slot", None)
+    if slot is None:
+        return
+    with slot.container():
+        st.caption(_data_label(ss.get("data") or DATA_KEYS[0]))
+        if not is_release_mode():  # release mode shows only the public description
+            ds = current_dataset(show_error=False)
+            if ds is not None:
+                radius = "not declared" if ds.radius is None else f"{ds.radius:.4g}"
+                st.caption(f"{ds.n:,} rows × {ds.d} columns "
+                           f"({md_text(', '.join(map(str, ds.columns[:4])), max_chars=120)}"
+                           f"{'…' if ds.d > 4 else ''}); radius {radius}")
+            elif ss.get("data") == UPLOAD:
+                st.caption("Upload a file on the Data page.")
+
+
+def sidebar(page_title: str = "") -> None:
     ss = st.session_state
     dep = curator()
     if dep is not None:  # locked: no data choice, no explore mode, no seed, no reset
@@ -125,27 +152,26 @@ def sidebar() -> None:
                       "shown (labelled as not private). release: only DP outputs are shown, "
                       "previews use a synthetic proxy, and every release is recorded in the "
                       "lasting ledger.")
-        st.caption(_data_label(ss.get("data") or DATA_KEYS[0]))
-        if not is_release_mode():  # release mode shows only the public description
-            ds = current_dataset(show_error=False)
-            if ds is not None:
-                radius = "not declared" if ds.radius is None else f"{ds.radius:.4g}"
-                st.caption(f"{ds.n:,} rows × {ds.d} columns "
-                           f"({md_text(', '.join(map(str, ds.columns[:4])), max_chars=120)}"
-                           f"{'…' if ds.d > 4 else ''}); radius {radius}")
-            elif ss.get("data") == UPLOAD:
-                st.caption("Upload a file on the Data page.")
+        ss["_data_slot"] = st.empty()  # filled after the page ran (data_caption)
 
+    if page_title == "Guided tour":  # one set of controls: the tour's own sliders (issue 27.7)
+        st.caption("The tour has its own sliders (ε, k, radius) next to each picture; the "
+                   "sidebar's ε, k and seed apply to the other pages.")
+        budget_sidebar()
+        return
     st.select_slider("ε per release", EPSILON_GRID, value=1.0, key="eps", bind="query-params",
+                     persist_state="session",
                      help="ε ≤ 1: strong privacy; 1–5: moderate; above 5: weak. The "
                           "Privacy–utility page shows what accuracy each ε buys on your data.")
     if ss.get("eps", 1.0) >= 5:
         st.caption(":orange[ε ≥ 5 gives little protection; prefer a smaller ε if the error "
                    "allows.]")
     c1, c2 = st.columns(2)
-    c1.number_input("k (clusters)", 1, 50, value=5, key="k", bind="query-params")
+    c1.number_input("k (clusters)", 1, 50, value=5, key="k", bind="query-params",
+                    persist_state="session")
     if not is_release_mode():  # releases draw OS randomness: no seed exists for them
         c2.number_input("Seed", 0, 2**31 - 1, value=0, key="seed", bind="query-params",
+                        persist_state="session",
                         help="Seeds explore-mode noise, so a shared URL shows the same draw. "
                              "Releases draw fresh randomness and have no seed.")
     budget_sidebar()
@@ -211,5 +237,8 @@ nav = st.navigation(navigation_pages(), position="sidebar" if logged_in else "hi
 if not logged_in:
     st.stop()
 with st.sidebar:
-    sidebar()
-nav.run()
+    sidebar(nav.title)
+try:
+    nav.run()
+finally:  # also after a page's st.stop()
+    data_caption()

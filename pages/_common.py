@@ -465,7 +465,9 @@ def matrix_frame(M: np.ndarray, columns: list[str], prefix: str = "") -> pd.Data
 
 
 def show(fig, key: str) -> None:
-    st.plotly_chart(fig, key=key, width="stretch")
+    from dpcore.app.style import legible  # dark text at projector sizes (issue 27.6)
+
+    st.plotly_chart(legible(fig), key=key, width="stretch")
 
 
 def to_table_units(ds: Dataset, M: np.ndarray) -> np.ndarray:

@@ -27,15 +27,13 @@ def export_buttons(config: dict, key: str) -> None:
         return
     desc = _description(config)
     name = f"{config['mechanism']}_seed{config['seed']}"
-    c1, c2, c3 = st.columns(3)
-    with c1:
+    # a wrapping row, not fixed columns: at 1024 px three columns cut "Run configuration (…"
+    with st.container(horizontal=True):
         download_config(config, key)
-    with c2:
         st.download_button("Python script", lambda: python_script(config, description=desc),
                            file_name=f"{name}.py", mime="text/x-python", key=f"{key}_py",
                            on_click="ignore", icon=":material/code:",
                            help="Reproduces this result with dpcore: python FILE [DATA_FILE].")
-    with c3:
         st.download_button("Notebook", lambda: notebook(config, description=desc),
                            file_name=f"{name}.ipynb", mime="application/x-ipynb+json",
                            key=f"{key}_nb", on_click="ignore", icon=":material/book:",

@@ -145,12 +145,15 @@ def run_panel(page: str, *, key: Any, fn: Callable[[], Any], seconds: float,
     if auto and seconds < AUTO_SECONDS and not running and not fresh:
         job = start(page, key, fn, background=False)
         return job
-    c1, c2 = st.columns([1, 3])
-    clicked = c1.button(label, key=button_key or f"{page}_run", type="primary",
-                        icon=":material/play_arrow:", disabled=running and job.key == key)
+    row = st.container(horizontal=True, vertical_alignment="center")  # wraps: never cut
+    clicked = row.button(f"{label} · {expected_time(seconds)}", key=button_key or f"{page}_run",
+                        type="primary", icon=":material/play_arrow:",
+                        disabled=running and job.key == key,
+                        help="Expected time from the registry's cost model (measured on a "
+                             "2-core machine; a busy machine is slower).")
     if seconds >= AUTO_SECONDS:
-        c2.caption(f"Estimated time: about {seconds:.0f} s on this machine; runs in the "
-                   "background with a Stop button.")
+        row.caption(f"Estimated time: {expected_time(seconds)} on this machine; runs in the "
+                   "background with a progress bar and a Stop button.")
     if clicked:
         job = start(page, key, fn, background=seconds >= AUTO_SECONDS)
         running = not job.done
@@ -161,6 +164,15 @@ def run_panel(page: str, *, key: Any, fn: Callable[[], Any], seconds: float,
         st.caption(":orange[The settings changed since this result was computed (shown "
                    f"below, stale). Press **{label}** to update it.]")
     return job
+
+
+def expected_time(seconds: float) -> str:
+    """A cost estimate in words for a button: "< 1 s", "~4 s", "~2 min"."""
+    if seconds < 1.0:
+        return "< 1 s"
+    if seconds < 90.0:
+        return f"~{seconds:.0f} s"
+    return f"~{seconds / 60.0:.0f} min"
 
 
 def is_stale(job: Job | None, key: Any) -> bool:

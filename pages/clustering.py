@@ -12,14 +12,18 @@ from dpcore.app.advice import (
     noise_verdict,
     plain_error,
 )
+from dpcore.app.plots import clip_to_box
+from dpcore.app.summaries import centres_summary
 from dpcore.app.sweeps import (
     clustering_algorithms,
     comparison_table,
     fit_algorithm,
+    reference_algorithm,
     unavailable_algorithms,
 )
-from dpcore.core.cancel import checkpoint
+from dpcore.core.cancel import checkpoint, substep
 from dpcore.core.text import md_text
+from dpcore.estimators.lloyd_kmeans import nearest_centre
 from dpcore.release.runconfig import release_frame
 from pages._common import (
     EPSILON_GRID,
@@ -54,8 +58,10 @@ ds = require_dataset()
 k, eps = int(ss["k"]), float(ss["eps"])
 algorithms = clustering_algorithms()
 names = list(algorithms)
-default = [n for n in ("DP-Lloyd", "DP-Lloyd + coreset sampling", "k-means (non-private)")
-           if n in names]
+RECOMMENDED, BASELINE = "DP k-means (recommended)", reference_algorithm().name
+# The recommended DP k-means beside the non-private yardstick (issue 25.2); the paper variants
+# and the other algorithms are one click away (the button below the selection).
+default = [n for n in (RECOMMENDED, BASELINE) if n in names]
 # Release mode draws its own selection (clu_rel_algs, private algorithms only), so this one,
 # with the non-private k-means baseline, survives a trip to release mode.
 c1, c2 = st.columns([3, 1])
@@ -71,6 +77,21 @@ if missing:
                      "compatible version as an optional extra to compare against it."
                      if "diffprivlib" in name else "")
             st.write(f"**{name}**: {reason}.{extra}")
+others = [n for n in names if n not in chosen]
+
+
+def _add_all() -> None:
+    ss["clu_algs"] = list(names)
+
+
+if others:
+    st.button(f"Compare with the {len(others)} other algorithm(s)", key="clu_add_all",
+              on_click=_add_all, icon=":material/add:",
+              help="Adds " + ", ".join(others) + " (each with its estimated time below).")
+st.caption(f"**{RECOMMENDED}** is DP-Lloyd with its rounds and noise split chosen from ε, n, d "
+           f"and k (docs/dp_kmeans.md). **{BASELINE}** is the yardstick: one k-means++ "
+           "seeding on a sample of at most 20,000 rows, then Lloyd's iterations on every row "
+           "(affordable on 500k rows, and Stop interrupts it).")
 if not chosen:
     st.info("Choose at least one algorithm.")
     st.stop()
@@ -100,8 +121,9 @@ def compute_fits() -> list:
         checkpoint(i / len(chosen), f"fitting {name} ({i + 1} of {len(chosen)})")
         mk = (name, *settings)
         if mk not in memo:
-            memo[mk] = fit_algorithm(algorithms[name], X, k=k, epsilon=eps, delta=float(delta),
-                                     radius=float(ds.radius), seed=seed)
+            with substep(i / len(chosen), (i + 1) / len(chosen)):  # the bar keeps rising
+                memo[mk] = fit_algorithm(algorithms[name], X, k=k, epsilon=eps, delta=float(delta),
+                                         radius=float(ds.radius), seed=seed)
         outs.append(memo[mk])
     checkpoint(1.0, "done")
     return outs
@@ -153,25 +175,32 @@ for o in outs:
         if verdict:
             st.warning(f"{o.algorithm}: {verdict}")
     show_plain_warnings(o.warnings, prefix=f"{o.algorithm}: ")
+# One rule for the figure and the CSV (issue 27.8): centres in table units, moved into the
+# declared box when one is declared (post-processing of a DP output with public bounds).
+full_box = declared_box(ds)
+shown_centres = {o.algorithm: clip_to_box(to_table_units(ds, o.centers), full_box)
+                 for o in outs if o.centers is not None}
 P = proj(to_table_units(ds, ds.X))
-box = declared_box(ds) if ds.d <= 2 else None
+# points coloured by their nearest centre of the first clustering shown (explore mode: reads X)
+colour_by = next(iter(shown_centres), None)
+labels = (nearest_centre(to_table_units(ds, ds.X), shown_centres[colour_by])
+          if colour_by is not None else None)
 fig = plots.centers_figure(
-    P, {o.algorithm: proj(to_table_units(ds, o.centers)) for o in outs if o.centers is not None},
+    P, {name: proj(C) for name, C in shown_centres.items()},
     title=f"Centres over the data (k = {k}, ε = {eps:g})", axis_titles=proj.axis_titles,
-    note=EXPLORE_NOTE, seed=seed, box=box)
+    note=EXPLORE_NOTE, seed=seed, labels=labels)
 show(fig, "clu_fig")
+st.caption(centres_summary(shown_centres, labels, colour_by, clamped=full_box is not None))
 new_draw_button("clustering")
-# the CLI's layout (dpcore run --out x.csv): table units and columns, the mechanism's name (as
-# its run configuration writes it; a non-private baseline keeps its own name), the guarantee
-centres = [release_frame({"centers": to_table_units(ds, o.centers)}, ds.columns,
-                         algorithms[o.algorithm].mechanism or o.algorithm, o.guarantee)
+# the CLI's layout (dpcore run --out x.csv): table units and columns, the variant's label (two
+# variants of one mechanism stay apart), the guarantee; the same centres as the figure
+centres = [release_frame({"centers": shown_centres[o.algorithm]}, ds.columns, o.algorithm,
+                         o.guarantee)
            for o in outs if o.centers is not None]
-d1, d2 = st.columns(2)
-with d1:
+with st.container(horizontal=True):
     if centres:
         download_csv(pd.concat(centres, ignore_index=True), "centers.csv", "clu_centers_csv",
                      label="Centres (CSV)")
-with d2:
     download_csv(table, "clustering_comparison.csv", "clu_table_csv", label="Table (CSV)")
 with st.expander("Run configurations (JSON), Python scripts and notebooks, one per DP algorithm"):
     for i, o in enumerate(outs):

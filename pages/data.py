@@ -48,6 +48,8 @@ if is_release_mode():  # the public description and a proxy only (pages/_release
     st.stop()
 
 GUIDE = [
+    ("pages/tour.py", "six short steps from ε to private clustering, for a first look or a class"),
+    ("pages/game.py", "play the adversary: guess whether one student is in the data"),
     ("pages/importance.py", "see which points importance sampling protects most (paper Fig. 1)"),
     ("pages/clustering.py", "compare DP k-means algorithms at the same ε"),
     ("pages/utility.py", "find the ε that gives the accuracy you need"),

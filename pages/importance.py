@@ -16,6 +16,9 @@ import streamlit as st
 from dpcore.app import plots
 from dpcore.app.advice import noise_verdict
 from dpcore.app.evaluate import normalized_kmeans_cost
+from dpcore.app.plots import clip_to_box
+from dpcore.app.summaries import centres_summary
+from dpcore.estimators.lloyd_kmeans import nearest_centre
 from dpcore.mechanisms.lloyd.estimator import DPLloyd
 from dpcore.release.runconfig import release_frame
 from pages._common import (
@@ -105,7 +108,9 @@ if verdict:
     st.warning(verdict)
 show_plain_warnings(out["warnings"])
 q, w, idx, psi = out["q"], out["weights"], out["indices"], out["individual"]
-C = to_table_units(ds, out["centers"])
+# one rule for the figure and the CSV: centres moved into the declared box (post-processing)
+box = declared_box(ds)
+C = clip_to_box(to_table_units(ds, out["centers"]), box)
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Guarantee", f"ε = {out['guarantee'].epsilon:g}"
           if hasattr(out["guarantee"], "epsilon") else str(out["guarantee"]),
@@ -122,30 +127,33 @@ fig1 = plots.points_figure(
     title="Weight 1/q (marker area) and individual privacy loss (colour)",
     axis_titles=proj.axis_titles, note=EXPLORE_NOTE, seed=seed, size_max=12)
 show(fig1, "importance_fig1")
+st.caption(f"Chart: all {ds.n:,} points; marker area ∝ weight 1/q, from {1 / q.max():.3g} to "
+           f"{1 / q.min():.3g}; colour = individual ε ψ(x), from {psi.min():.3g} to "
+           f"{psi.max():.3g} (ε = {eps:g}).")
 if sampler == "privacy":
     st.caption("Privacy-constrained sampling chooses q so that every point's loss ψ(x) equals the "
                "target ε: a uniform colour is its design. Points near the centre "
                "(small ‖x‖, little loss per unit of weight) can be sampled rarely and carry a "
                "large weight; far points are kept with q near 1. Try *coreset* or *uniform* to "
                "see the losses vary.")
-c1, c2 = st.columns(2)
-with c1:
-    show(plots.histogram(w, title=f"Weights 1/q ({idx.size:,} sampled)",
-                         x_title="importance weight 1/q", log_y=True), "importance_hist")
-with c2:
-    fig2 = plots.centers_figure(P[idx], {"DP-Lloyd centres": proj(C)},
-                                title=f"Centres over the sample (k = {k})",
-                                axis_titles=proj.axis_titles, seed=seed,
-                                box=declared_box(ds) if ds.d <= 2 else None)
-    show(fig2, "importance_centers")
+# stacked, not side by side: at 1024 px two columns drew the map a third of the page wide
+show(plots.histogram(w, title=f"Weights 1/q ({idx.size:,} sampled)",
+                     x_title="importance weight 1/q", log_y=True), "importance_hist")
+st.caption(f"Chart: the {idx.size:,} sampled points' weights 1/q (log count axis); median "
+           f"{np.median(w):.3g}, largest {w.max():.3g}.")
+sample_labels = nearest_centre(to_table_units(ds, ds.X[idx]), C)
+fig2 = plots.centers_figure(P[idx], {"DP-Lloyd centres": proj(C)},
+                            title=f"Centres over the sample (k = {k})",
+                            axis_titles=proj.axis_titles, seed=seed, labels=sample_labels)
+show(fig2, "importance_centers")
+st.caption(centres_summary({"DP-Lloyd centres": C}, sample_labels, "DP-Lloyd centres",
+                           clamped=box is not None))
 
 new_draw_button("importance")
 config = config_for("dplloyd", params, ds, seed)
-d1, d2 = st.columns(2)
-with d1:
+with st.container(horizontal=True):  # wraps at 1024 px (two columns cut the long label)
     download_csv(release_frame({"centers": C}, ds.columns, "dplloyd", out["guarantee"]),
                  "dplloyd_centers.csv", "imp_centers_csv", label="Centres (CSV)")
-with d2:
     weights = pd.DataFrame({"row": np.arange(ds.n), "q": q, "weight": 1.0 / q,
                             "sampled": np.isin(np.arange(ds.n), idx), "individual_epsilon": psi})
     download_csv(weights, "importance_weights.csv", "imp_weights_csv",

@@ -170,7 +170,8 @@ def run_on_population(fp: str, n_used: int, params_json: str, pop: str, seed: in
         return run_once(fp, n_used, params_json, seed, _X)
     p = json.loads(params_json)
     try:
-        rel = sample_then_respond(stat_fn, _X, draw_p, epsilon=p["epsilon"], gamma=p["gamma"],
+        draw = population_sampler(pop, (-r, r), ds.d, binary_label=stat_fn.binary_label)
+        rel = sample_then_respond(stat_fn, _X, draw, epsilon=p["epsilon"], gamma=p["gamma"],
                                   m=p["m"], delta=p["delta"], mechanism=p["mechanism"], rng=seed)
     except ValueError as exc:
         return {"error": str(exc)}
@@ -207,6 +208,11 @@ fig = plots.ecdf_figure(out["samples"], chosen=out["delta_hat"],
                         chosen_label=f"Δ̂ = G_({out['k']})", global_bound=bound,
                         x_title=f"sampled sensitivity G ({norm_name})")
 show(fig, "sens_ecdf")
+_g = np.asarray(out["samples"], dtype=float)
+st.caption(f"Chart: cumulative share of the m = {out['m']} sampled sensitivities G, from "
+           f"{_g.min():.4g} to {_g.max():.4g}; the chosen Δ̂ = G_({out['k']}) = "
+           f"{out['delta_hat']:.4g}" + ("" if bound is None else
+                                        f"; the global bound {bound:.4g}") + ".")
 err = float(np.linalg.norm(out["value"] - out["true"], ord=1 if mechanism == "laplace" else 2))
 st.markdown(f"**Released value** {np.round(out['value'], 5).tolist()} under {out['guarantee']}; "
             f"noise scale {out['noise_scale']:.4g}.  \n"
@@ -225,6 +231,25 @@ with h2:
     show(plots.histogram(draw_q(4000, np.random.default_rng(seed))[:, 0], x_title="first column",
                          title=f"Declared population Q ({pop_q})", nbins=40), "sens_pop_q_fig")
 dg = measured_gamma(name, json.dumps(params), pop_q, float(out["delta_hat"]), int(n_used), seed)
+
+
+def _set(key_: str, value) -> None:
+    ss[key_] = value
+
+
+def nearest_holding_p() -> str | None:
+    """The sampling distribution P nearest to the user's choice whose sampled Δ̂ keeps the
+    promised γ on Q (issue 27.8): Q itself first (P = Q is what the theorem assumes), then the
+    others in menu order. Public inputs only: P, Q and the sampler's draws, not the data's
+    values beyond what this explore view already uses."""
+    for cand in [pop_q, *(k_ for k_ in POPULATIONS if k_ not in (pop_q, pop_p))]:
+        o = run_on_population(ds.fp, int(n_used), json.dumps(params), cand, seed, rows(seed))
+        if "error" in o:
+            continue
+        if measured_gamma(name, json.dumps(params), pop_q, float(o["delta_hat"]), int(n_used),
+                          seed).honours(o["guarantee"].gamma):
+            return cand
+    return None
 gamma_rel = out["guarantee"].gamma
 verdict = (f"On Q the sampled Δ̂ is exceeded by {dg.gamma_hat:.1%} of neighbouring pairs "
            f"(95 % upper bound {dg.gamma_upper:.1%}, {dg.n_pairs} pairs) against the promised "
@@ -234,6 +259,14 @@ if dg.honours(gamma_rel):
 else:
     st.warning(f"**Delivered γ.** {verdict} The promise does not hold for data like Q: choose a "
                "sampling distribution P closer to your data (or a public proxy table).")
+    nearest = nearest_holding_p()
+    if nearest is not None:
+        st.button(f"Use P = {nearest} (the nearest setting where the promise holds on Q)",
+                  key="sens_fix_p", on_click=_set, args=("sens_pop_p", nearest),
+                  icon=":material/build:")
+    else:
+        st.caption("No sampling distribution on offer keeps the promise on Q at this γ; a "
+                   "larger γ or a public proxy table may.")
 st.caption(f":orange[{EXPLORE_NOTE}]")
 new_draw_button("sensitivity")
 d1, d2 = st.columns(2)

@@ -8,6 +8,8 @@ import numpy as np
 import streamlit as st
 
 from dpcore.app import plots
+from dpcore.app.style import legible
+from dpcore.app.summaries import kept_removed_summary
 from dpcore.mechanisms.friendlycore import friend_counts
 from dpcore.mechanisms.lloyd.estimator import DPLloyd
 from dpcore.privacy.noise import laplace
@@ -32,6 +34,32 @@ def _demo_points(n: int = 300, seed: int = rng_seed) -> np.ndarray:
     return np.r_[X, rng.uniform(-9, 9, (n // 30, 2))]  # a few outliers
 
 
+def _chart(fig, key: str, width: str = "stretch") -> None:
+    """A tour figure with projector-legible text (dark, large; dpcore.app.style.legible)."""
+    st.plotly_chart(legible(fig), key=key, width=width)
+
+
+def _core_points(n: int = 300, n_far: int = 20, seed: int = rng_seed):
+    """One dense group (what FriendlyCore averages) and ``n_far`` far-away points on a ring of
+    radius 6–9 around it; returns the points and which are far away."""
+    rng = np.random.default_rng(seed)
+    angle, dist = rng.uniform(0, 2 * np.pi, n_far), rng.uniform(6.0, 9.0, n_far)
+    X = np.r_[rng.normal(0.0, 1.0, (n, 2)), np.c_[dist * np.cos(angle), dist * np.sin(angle)]]
+    return X + np.array([1.0, 1.0]), np.r_[np.zeros(n, bool), np.ones(n_far, bool)]
+
+
+def _core_sentence(kept: int, total: int, far_removed: int, n_far: int) -> str:
+    """What the picture shows at this r, in words that match it."""
+    if kept <= total / 2:
+        return ("At this small r even the dense group falls apart: most points have too few "
+                "friends. Move r up.")
+    if far_removed < n_far:
+        return ("At this large r far-away points count as friends too and stay in the core: "
+                "averaging it would need more noise. Move r down.")
+    return ("The dense group is the core; the far-away points are dropped. Try a small and a "
+            "large r.")
+
+
 if step == STEPS[0]:
     eps = st.slider("ε", 0.1, 5.0, 1.0, 0.1, key="tour_eps")
     st.write(
@@ -40,7 +68,7 @@ if step == STEPS[0]:
         f"factor e^ε (here {np.exp(eps):.3g}). Small ε: the two curves nearly coincide, and "
         "nobody can tell from the answer whether you were in the data.")
     plots_fig = plots.laplace_pair_figure(eps)
-    st.plotly_chart(plots_fig, key="tour_fig_eps", width="stretch")
+    _chart(plots_fig, key="tour_fig_eps", width="stretch")
 elif step == STEPS[1]:
     X = _demo_points(60)
     who = st.slider("Which person leaves the data set", 0, len(X) - 1, 17, key="tour_who")
@@ -49,7 +77,7 @@ elif step == STEPS[1]:
         "promise about every such pair: whatever the algorithm shows on the left data set it "
         "shows, with almost the same probability, on the right one, for every person you pick.")
     cats = np.where(np.arange(len(X)) == who, "the one person who differs", "everyone else")
-    st.plotly_chart(plots.points_figure(X, categories=cats, title="D and D′ differ in one row",
+    _chart(plots.points_figure(X, categories=cats, title="D and D′ differ in one row",
                                         opacity=0.9), key="tour_fig_nb", width="stretch")
 elif step == STEPS[2]:
     c1, c2 = st.columns(2)
@@ -61,7 +89,7 @@ elif step == STEPS[2]:
         "(one person changes a count by at most 1). The histogram shows 2,000 possible releases: "
         f"about 95 % fall within ±{3.0 / eps:.3g} of the true count {true}. Smaller ε, wider "
         "spread.")
-    st.plotly_chart(plots.histogram(draws, title="2,000 noisy releases of one count",
+    _chart(plots.histogram(draws, title="2,000 noisy releases of one count",
                                     x_title="released count"), key="tour_fig_count",
                     width="stretch")
 elif step == STEPS[3]:
@@ -73,22 +101,26 @@ elif step == STEPS[3]:
         "an attacker does not even know whether your row was looked at. That **amplifies** "
         "privacy: an ε-private algorithm on the sample is about q·ε-private for the full data "
         "when q is small. Importance sampling uses this row by row.")
-    st.plotly_chart(plots.amplification_figure(eps, q), key="tour_fig_amp", width="stretch")
+    _chart(plots.amplification_figure(eps, q), key="tour_fig_amp", width="stretch")
 elif step == STEPS[4]:
-    X = _demo_points()
+    X, far = _core_points()
     r = st.slider("friend radius r", 0.5, 12.0, 3.0, 0.5, key="tour_r")
-    counts = friend_counts(X, r)
-    kept = counts > len(X) / 2
+    kept = friend_counts(X, r) > len(X) / 2
+    n_kept, n_far = int(kept.sum()), int(far.sum())
+    far_removed = int((far & ~kept).sum())
     st.write(
         "Two points are **friends** when they are at most r apart. FriendlyCore keeps the points "
         "that are friends with more than half of the data (with a noisy threshold in the real "
         "algorithm) and drops the rest. On the kept **core** no single point can be far from the "
-        f"others, so averaging it needs much less noise. Here {kept.sum()} of {len(X)} points "
-        "are kept; try a small and a large r.")
+        "others, so averaging it needs much less noise. "
+        f"Here {n_kept} of {len(X)} points are kept and {len(X) - n_kept} removed; "
+        f"{far_removed} of the {n_far} far-away points are among the removed. "
+        + _core_sentence(n_kept, len(X), far_removed, n_far))
     fig = plots.points_figure(X, categories=np.where(kept, "kept", "removed"),
                               title=f"Friendly core at r = {r:g} (no noise: teaching view)",
                               opacity=0.8)
-    st.plotly_chart(fig, key="tour_fig_fc", width="stretch")
+    _chart(fig, key="tour_fig_fc", width="stretch")
+    st.caption(kept_removed_summary(n_kept, len(X)))
 else:
     X = _demo_points()
     c1, c2 = st.columns(2)
@@ -102,7 +134,7 @@ else:
         "wander; with more data or a larger ε they settle on the clusters.")
     fig = plots.centers_figure(X, {"DP-Lloyd centres": est.cluster_centers_},
                                title=f"DP-Lloyd, k = {k}, ε = {eps:g} ({est.privacy_})")
-    st.plotly_chart(fig, key="tour_fig_km", width="stretch")
+    _chart(fig, key="tour_fig_km", width="stretch")
 
 i = STEPS.index(step)
 

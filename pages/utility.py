@@ -9,6 +9,7 @@ import streamlit as st
 from dpcore.app import plots
 from dpcore.app.advice import estimate_fit_seconds, plain_error
 from dpcore.app.evaluate import normalized_kmeans_cost
+from dpcore.app.summaries import utility_summary
 from dpcore.app.sweeps import (
     clustering_algorithms,
     epsilon_for_target,
@@ -48,7 +49,7 @@ algorithms = {n: a for n, a in clustering_algorithms().items() if a.private}
 
 c1, c2 = st.columns([3, 2])
 chosen = c1.multiselect("Algorithms", list(algorithms),
-                        default=[n for n in ("DP-Lloyd", "DP-Lloyd + coreset sampling")
+                        default=[n for n in ("DP k-means (recommended)", "DP-Lloyd")
                                  if n in algorithms], **keep("pu_algs"), bind="query-params")
 lo, hi = c2.select_slider("ε range", EPSILON_GRID, value=(0.1, 10.0), **keep("pu_range"))
 c3, c4, c5 = st.columns(3)
@@ -108,7 +109,7 @@ def run_sweep() -> dict:
 
 
 job = run_panel("utility", key=key, fn=run_sweep, seconds=seconds, label="Run sweep",
-                button_key="pu_run", auto=False)
+                button_key="pu_run")  # cheap at the defaults: drawn without a click
 if job is None:
     st.info("Press **Run sweep** to compute the curves.")
     st.stop()
@@ -154,6 +155,7 @@ answers = []
 for alg in summary["algorithm"].unique():
     for stat in ("median", "q75"):
         answers.append(epsilon_for_target(summary, alg, target, stat))
+st.caption(utility_summary(summary, units))
 st.markdown("\n".join(f"- {a.sentence()}" for a in answers))
 st.caption(f"Error in {units}; the dotted line is non-private k-means"
            + (f" ({reference:.3g})" if reference is not None else "")

@@ -82,3 +82,11 @@ def capture_downloads(monkeypatch) -> DownloadCapture:
 
     monkeypatch.setattr(st, "download_button", spy)
     return captured
+
+
+def run_if_asked(at, key: str):
+    """Click the Run button ``key`` when the page shows one (a computation estimated under
+    ``pages/_run.py``'s AUTO_SECONDS runs without a click and shows no button), then run."""
+    if key in [b.key for b in at.button]:
+        at.button(key=key).click()
+    return at.run()

@@ -17,6 +17,7 @@ from apptest_helpers import (
     errors,
     figure_specs,
     new_app,
+    run_if_asked,
     trace_array,
 )
 
@@ -146,21 +147,56 @@ def test_release_mode_csv_has_the_cli_layout(monkeypatch):
 
 
 def test_clustering_page_table_and_overlay():
+    """Opens with the recommended DP k-means beside non-private k-means (issue 25.2: the
+    defaults were the paper's DP-Lloyd variants), points coloured by cluster (27.8)."""
     at, _ = _page("pages/clustering.py")
     assert not at.exception and not errors(at)
     table = at.dataframe[0].value
-    assert list(table["algorithm"]) == ["DP-Lloyd", "DP-Lloyd + coreset sampling",
-                                        "k-means (non-private)"]
+    assert list(table["algorithm"]) == ["DP k-means (recommended)", "k-means (non-private)"]
     # non-private k-means is the reference: ratio 1, and DP costs are at least close to it
     ratio = table.set_index("algorithm")["× non-private"]
     assert ratio["k-means (non-private)"] == pytest.approx(1.0)
     assert (ratio.drop("k-means (non-private)") > 0.9).all()
     spec = figure_specs(at)[0]
     names = [t["name"] for t in spec["data"]]
-    assert names == ["data", "DP-Lloyd", "DP-Lloyd + coreset sampling", "k-means (non-private)"]
+    assert names == ["data", "DP k-means (recommended)", "k-means (non-private)"]
     assert all(trace_array(t, "x").shape == (5,) for t in spec["data"][1:])
+    # a colour per point, more than one colour: the clusters (a grey cloud fails)
+    marker = spec["data"][0]["marker"]
+    colours = trace_array(marker, "color")
+    assert colours.shape == (32847,) and np.unique(colours).size == 5
+    assert len({c for _, c in marker["colorscale"]}) >= 5
+    # the other algorithms are one click away
+    at.button(key="clu_add_all").click().run()
+    assert "DP-Lloyd + coreset sampling" in at.multiselect(key="clu_algs").value
     at.multiselect(key="clu_algs").set_value(["DP-Lloyd"]).run()
     assert list(at.dataframe[0].value["algorithm"]) == ["DP-Lloyd"]
+
+
+def test_clustering_csv_names_each_variant_and_matches_the_figure(monkeypatch):
+    """Issue 27.8: the centres CSV labelled both DP-Lloyd variants ``dplloyd``, and clamped
+    nothing while the figure drew centres clamped into the box (longitude 187.9 in the file).
+    Fails if the CSV uses the mechanism key or skips the clamp the figure applies."""
+    from dpcore.data.datasets import SAMPLE_DATASETS
+
+    downloads = capture_downloads(monkeypatch)
+    at, _ = _page("pages/clustering.py", {"eps": "0.05", "k": "8"})  # noisy: centres stray
+    at.multiselect(key="clu_algs").set_value(["DP-Lloyd", "DP-Lloyd + coreset sampling"]).run()
+    if "clu_run" in [b.key for b in at.button]:
+        at.button(key="clu_run").click().run()
+    assert not at.exception and not errors(at)
+    raw = downloads["clu_centers_csv"]
+    frame = pd.read_csv(io.BytesIO(raw if isinstance(raw, bytes) else raw.encode()))
+    assert set(frame["algorithm"]) == {"DP-Lloyd", "DP-Lloyd + coreset sampling"}
+    cols = [c for c in frame.columns if c not in ("algorithm", "guarantee")]
+    lo, hi = np.array(SAMPLE_DATASETS["cities"].bounds, dtype=float).T
+    assert ((frame[cols].to_numpy() >= lo - 1e-9) & (frame[cols].to_numpy() <= hi + 1e-9)).all()
+    spec = figure_specs(at)[0]
+    for name, part in frame.groupby("algorithm"):
+        tr = next(t for t in spec["data"] if t["name"] == name)
+        drawn = np.c_[trace_array(tr, "x"), trace_array(tr, "y")]
+        np.testing.assert_allclose(np.sort(drawn, 0), np.sort(part[cols].to_numpy()[:, :2], 0),
+                                   rtol=1e-9, atol=1e-9)
 
 
 def test_clustering_release_mode_hides_nonprivate_and_records_each():
@@ -267,12 +303,12 @@ def test_utility_page_sweep_answers_which_epsilon():
     assert not at.exception and not errors(at)
     at.slider(key="pu_points").set_value(3)
     at.slider(key="pu_reps").set_value(2)
-    at.button(key="pu_run").click().run()
+    run_if_asked(at, "pu_run")
     assert not at.exception and not errors(at)
     spec = figure_specs(at)[0]
     assert spec["layout"]["xaxis"]["type"] == "log"
     medians = [t for t in spec["data"] if t.get("mode") == "lines+markers"]
-    assert [t["name"] for t in medians] == ["DP-Lloyd", "DP-Lloyd + coreset sampling"]
+    assert [t["name"] for t in medians] == ["DP k-means (recommended)", "DP-Lloyd"]
     for t in medians:  # error falls as ε grows from 0.1 to 10 (noise 100x smaller)
         y = trace_array(t, "y")
         assert y[-1] < y[0]
@@ -289,7 +325,7 @@ def test_utility_page_release_mode_uses_proxy():
     assert any("synthetic proxy" in i.value for i in at.info)
     at.slider(key="pu_points").set_value(2)
     at.slider(key="pu_reps").set_value(1)
-    at.button(key="pu_run").click().run()
+    run_if_asked(at, "pu_run")
     assert not at.exception and not errors(at)
     assert len(_door(at).ledger) == 0  # curves on the proxy spend nothing
 
@@ -416,7 +452,7 @@ def test_utility_ratio_metric_is_relative_to_nonprivate_kmeans():
     at.radio(key="pu_metric").set_value("cost ÷ non-private cost")
     at.slider(key="pu_points").set_value(2)
     at.slider(key="pu_reps").set_value(2)
-    at.button(key="pu_run").click().run()
+    run_if_asked(at, "pu_run")
     assert not at.exception and not errors(at)
     summary = at.dataframe[0].value
     # a DP clustering cannot beat the (near-optimal) non-private cost by much

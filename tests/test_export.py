@@ -78,12 +78,12 @@ def test_upload_with_public_bounds_script_reproduces_clustering(monkeypatch, tmp
     at.switch_page("pages/clustering.py").run()
     assert not at.exception and not errors(at)
     app = pd.read_csv(io.StringIO(downloads["clu_centers_csv"]))
-    # the CLI's layout: the table's columns, then the mechanism's name (a baseline keeps its
-    # own) and the guarantee (empty for the non-private baseline)
+    # the CLI's layout: the table's columns, then the registry variant's label (two variants of
+    # one mechanism stay apart, issue 27.8) and the guarantee (empty for the baseline)
     assert app.columns.tolist() == [*frame.columns[:4], "algorithm", "guarantee"]
     assert "k-means (non-private)" in set(app["algorithm"])
     assert app.loc[app["algorithm"] == "k-means (non-private)", "guarantee"].isna().all()
-    dpl = app[app["algorithm"] == "dplloyd"]
+    dpl = app[app["algorithm"] == "DP k-means (recommended)"]
     assert len(dpl) == 3 and dpl["guarantee"].str.contains("ε").all()
     app = dpl.drop(columns=["algorithm", "guarantee"])
     script = downloads["clu_cfg_0_py"]

@@ -53,15 +53,16 @@ def test_expensive_choice_waits_for_run_and_cheap_one_runs_at_once():
     at = new_app()
     at.switch_page("pages/clustering.py").run()
     assert at.dataframe  # cheap defaults: computed without a click
-    # FriendlyCore k-means is feasible on cities from ε = 3 and then estimated at ~10 s
-    # (the registry's cost model); at ε = 1 it is refused at once and costs nothing
-    at.sidebar.select_slider(key="eps").set_value(3.0).run()
-    at.multiselect(key="clu_algs").set_value(["FriendlyCore k-means", "DP-Lloyd"]).run()
+    # at k = 50 the defaults still run at once, while max-cover k-means is estimated at ~7 s
+    # (the registry's cost model: 2e-6 s per row·k·d)
+    at.sidebar.number_input(key="k").set_value(50).run()
+    assert at.dataframe and not at.exception
+    at.multiselect(key="clu_algs").set_value(["Max-cover k-means", "DP-Lloyd"]).run()
     assert not at.exception and not errors(at)
     # estimated > 2 s: nothing is recomputed; the last result stays, marked stale
     assert any("stale" in c.value for c in at.caption)
     assert any("Estimated time" in c.value for c in at.caption)
-    assert list(at.dataframe[0].value["algorithm"]) == ["DP-Lloyd", "DP-Lloyd + coreset sampling",
+    assert list(at.dataframe[0].value["algorithm"]) == ["DP k-means (recommended)",
                                                         "k-means (non-private)"]
     assert at.button(key="clu_run")
 

@@ -61,6 +61,10 @@ COLORS = ("#d62728", "#1f6feb", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e3
 KEPT_COLOR = "#1f6feb"
 REMOVED_COLOR = "#d62728"
 DATA_COLOR = "#7f7f7f"
+#: Point colours by cluster: Paul Tol's "muted" scheme (colour-blind safe, light enough that the
+#: centres' markers, drawn on top with a white outline, stay visible).
+CLUSTER_COLORS = ("#88CCEE", "#CC6677", "#DDCC77", "#117733", "#332288", "#AA4499", "#44AA99",
+                  "#999933", "#882255", "#661100")
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,7 @@ def points_figure(
     name: str = "data",
     opacity: float = 0.6,
     equal_axes: bool = True,
+    labels: np.ndarray | None = None,
 ) -> go.Figure:
     """Scatter of 2-D points (first two columns of ``P``), optionally coloured and sized.
 
@@ -201,6 +206,9 @@ def points_figure(
         Subtitle (e.g. "explore mode: not a private release").
     max_points, seed
         Above ``max_points`` rows a seeded subsample is drawn and the subtitle says so.
+    labels : (n,) int array, optional
+        Cluster of each point: the points are coloured by it (colour-blind-safe palette
+        :data:`CLUSTER_COLORS`), in one trace (the legend lists the algorithms, not clusters).
     """
     P = np.asarray(P, dtype=float)
     if P.ndim != 2 or P.shape[1] < 2:
@@ -225,6 +233,12 @@ def points_figure(
             ))
     else:
         marker: dict = {"size": 5, "opacity": opacity, "color": DATA_COLOR}
+        if labels is not None:
+            # numbers on a stepwise colour scale, not one colour string per point: plotly
+            # validates each string (1.8 s for 33k points; a typed array costs nothing)
+            lab = np.asarray(labels, dtype=np.intp)[sel] % len(CLUSTER_COLORS)
+            marker.update(color=_f32(lab), colorscale=_discrete_scale(CLUSTER_COLORS),
+                          cmin=-0.5, cmax=len(CLUSTER_COLORS) - 0.5, showscale=False)
         if color is not None:
             marker.update(color=_f32(np.asarray(color)[sel]), colorscale="Viridis",
                           showscale=True, colorbar={"title": {"text": color_title or ""}})
@@ -246,6 +260,16 @@ def points_figure(
         meta={"n_total": int(n), "n_shown": int(Ps.shape[0])},
     )
     return fig
+
+
+def _discrete_scale(colors: Sequence[str]) -> list[list]:
+    """A plotly colour scale with one flat step per colour (value i ↦ colors[i] on
+    [cmin, cmax] = [−½, len − ½])."""
+    k = len(colors)
+    scale: list[list] = []
+    for i, c in enumerate(colors):
+        scale += [[i / k, c], [(i + 1) / k, c]]
+    return scale
 
 
 def _equal_aspect(fig: go.Figure) -> None:
@@ -299,8 +323,11 @@ def centers_figure(
     ball: tuple[Sequence[float], float] | None = None,
     seed: int = 0,
     box: Sequence[tuple[float, float]] | None = None,
+    labels: np.ndarray | None = None,
 ) -> go.Figure:
     """Data (faint, may be ``None`` in release mode) with each algorithm's centres on top.
+
+    ``labels``: each point's cluster (explore mode), drawn as its colour.
 
     ``box``: the declared bounds of the two drawn coordinates; centres are clamped into it
     (:func:`clip_to_box`), so no centre is drawn outside the declared domain.
@@ -313,7 +340,7 @@ def centers_figure(
         _equal_aspect(fig)
     else:
         fig = points_figure(P, title=title, axis_titles=axis_titles, note=note, seed=seed,
-                            opacity=0.25)
+                            opacity=0.25 if labels is None else 0.35, labels=labels)
     if ball is not None:
         add_ball(fig, ball[0], ball[1])
     for name, C in centers.items():
@@ -473,3 +500,31 @@ def amplification_figure(epsilon: float, rate: float) -> go.Figure:
     return _teaching_layout(fig, f"keeping each row with probability {rate:g} turns ε = "
                                  f"{epsilon:g} into ε ≈ {here:.3g}",
                             "sampling probability q", "ε for the full data")
+
+
+def game_figure(correct: Sequence[bool], epsilon: float, *, optimal: float | None = None
+                ) -> go.Figure:
+    """The privacy game: running share of correct guesses after each round, against the bound
+    e^ε/(1+e^ε) and its 95 % band at that many rounds (:mod:`dpcore.app.game`)."""
+    from dpcore.app.game import bound, bound_band, running_rate
+
+    rounds = np.arange(1, len(correct) + 1)
+    b = bound(epsilon)
+    t = np.arange(1, max(len(correct), 10) + 1)
+    lo, hi = np.array([bound_band(epsilon, int(r)) for r in t]).T
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=np.r_[t, t[::-1]], y=np.r_[hi, lo[::-1]], fill="toself",
+                             fillcolor="rgba(0,114,178,0.15)", line={"color": "rgba(0,0,0,0)"},
+                             name="95 % band around the bound", hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=t, y=np.full(t.size, b), mode="lines", name=f"bound {b:.3f}",
+                             line={"color": "#0072B2", "width": 3}))
+    if optimal is not None:
+        fig.add_trace(go.Scatter(x=t, y=np.full(t.size, optimal), mode="lines",
+                                 name=f"best possible guesser {optimal:.3f}",
+                                 line={"color": "#009E73", "dash": "dash", "width": 2}))
+    fig.add_trace(go.Scatter(x=rounds, y=running_rate(np.asarray(correct, dtype=float)),
+                             mode="lines+markers", name="your guess rate",
+                             line={"color": "#D55E00", "width": 3}, marker={"size": 6}))
+    fig.add_hline(y=0.5, line_dash="dot", line_color="#444", annotation_text="coin flip 0.5")
+    return _teaching_layout(fig, f"Guess rate after each round (ε = {epsilon:g})", "round",
+                            "share of correct guesses").update_yaxes(range=[0.0, 1.0])

@@ -449,13 +449,15 @@ ENTRIES: tuple[Entry, ...] = (
         description="IBM diffprivlib's DP k-means (an outside library: compared, never "
                     "released)"),
     Entry(
-        "kmeans", "k-means (non-private)", "sklearn.cluster:KMeans", _CENTERS, "none",
-        releasable=False, pages=_CLUSTER_PAGES,
+        "kmeans", "k-means (non-private)", "dpcore.estimators.lloyd_kmeans:LloydKMeans",
+        _CENTERS, "none", releasable=False, pages=_CLUSTER_PAGES,
         variants=(Variant(
-            "k-means (non-private)", lambda p: {"n_clusters": p.k, "n_init": 3},
-            "lloyd", "circle-open", 2e-7,
-            "scikit-learn Lloyd / k-means++: the non-private reference"),),
-        description="scikit-learn k-means: the non-private reference (never released)"),
+            "k-means (non-private)", lambda p: {"n_clusters": p.k, "n_init": 1},
+            "lloyd", "circle-open", 1e-7,
+            "Lloyd's k-means, one k-means++ seeding on a sample of ≤ 20,000 rows (stoppable): "
+            "the non-private reference"),),
+        description="Lloyd's k-means (k-means++ on a sample, stoppable): the non-private "
+                    "reference (never released)"),
 )
 
 

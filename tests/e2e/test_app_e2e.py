@@ -73,6 +73,10 @@ def test_sweep_can_be_stopped_and_keeps_finished_runs(page, server):
     reps.focus()
     reps.press("End")  # 20 repetitions: a sweep long enough to stop halfway
     wait_ready(page)
+    points = page.get_by_role("slider", name="Grid points")  # and 12 ε values: 480 fits (the
+    points.focus()  # recommended DP k-means is fast enough that 200 fits ended before Stop)
+    points.press("End")
+    wait_ready(page)
     page.get_by_role("button", name="Run sweep").click()
     page.get_by_role("progressbar").first.wait_for()
     # stop once a fit has finished (a fixed 1.5 s wait found none under load: no curve to keep)

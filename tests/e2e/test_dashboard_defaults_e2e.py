@@ -41,17 +41,20 @@ def _goto_page(pg, href: str) -> None:
     wait_ready(pg)
 
 
-def _upload_iris(pg) -> None:
+def _upload(pg, name: str = "iris") -> None:
+    """Upload one of scikit-learn's bundled tables as CSV on the Data page (150–1,797 rows:
+    public tables nobody here wrote)."""
     from sklearn import datasets
 
     buf = io.StringIO()
-    datasets.load_iris(as_frame=True).frame.to_csv(buf, index=False)
+    getattr(datasets, f"load_{name}")(as_frame=True).frame.to_csv(buf, index=False)
     pg.locator("[data-testid='stSidebarNav'] a", has_text="Data").first.click()
     wait_ready(pg)
     pg.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(
-        files=[{"name": "iris.csv", "mimeType": "text/csv", "buffer": buf.getvalue().encode()}])
+        files=[{"name": f"{name}.csv", "mimeType": "text/csv",
+                "buffer": buf.getvalue().encode()}])
     wait_ready(pg)
-    pg.get_by_text("Uploaded file iris.csv").first.wait_for()
+    pg.get_by_text(f"Uploaded file {name}.csv").first.wait_for()
 
 
 def _screens() -> Path | None:
@@ -63,29 +66,60 @@ def _screens() -> Path | None:
     return path
 
 
-@pytest.mark.parametrize("data", ["cities", "earthquakes", "mixture", "iris"])
-def test_every_page_shows_a_result_at_defaults(browser, server, data):
+#: Every page a newcomer meets (the ledger draws nothing in explore mode: checked for errors).
+PAGES = ("data", "importance", "friendlycore", "clustering", "utility", "sensitivity", "ledger",
+         "tour", "game")
+DATA = ("cities", "earthquakes", "mixture", "iris", "wine")
+UPLOADS = ("iris", "wine")
+#: Words of a refusal or a "the data are too small" warning (issue 25.1: FriendlyCore's
+#: refusal matched none of the phrases the old check looked for, so the list is broad).
+REFUSALS = ("too small", "too few", "needs at least", "need at least", "not enough", "refuse",
+            "cannot", "nothing was released", "does not hold", "are available")
+_FC_REASON = ("FriendlyCore's defaults are being fixed on another branch (issue 25.1); on "
+              "this branch its page may still refuse on small data")
+CASES = [pytest.param(d, p, marks=pytest.mark.xfail(strict=False, reason=_FC_REASON))
+         if p == "friendlycore" else (d, p) for d in DATA for p in PAGES]
+
+#: A chart "with data": a plotly figure with at least one trace that has points.
+#: (``_fullData``: the traces as drawn, typed arrays decoded; ``_length``: their point count.)
+_HAS_DATA_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).some(
+    el => (el._fullData || []).some(t => t.visible !== false && (t._length || 0) > 0))"""
+
+
+def _page_name(href: str) -> str:
+    from urllib.parse import urlparse
+
+    return urlparse(href).path.strip("/") or "data"
+
+
+def _alerts(pg) -> list[str]:
+    sel = "[data-testid='stAlertContentWarning'], [data-testid='stAlertContentError']"
+    return pg.locator(f"[data-testid='stMain'] :is({sel})").all_inner_texts()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("data", "page"), CASES)
+def test_every_page_shows_a_result_at_defaults(browser, server, data, page):
+    """Issue 25.1: each page at its defaults on each bundled data set, the mixture and two
+    uploads draws a chart with data, with no error and no refusal or too-small warning."""
     ctx, pg = _open(browser)
     try:
-        pg.goto(server + ("/" if data == "iris" else f"/?data={data}"))
+        pg.goto(server + ("/" if data in UPLOADS else f"/?data={data}"))
         wait_ready(pg)
-        if data == "iris":
-            _upload_iris(pg)
-        for href in _nav_hrefs(pg):
-            _goto_page(pg, href)
-            assert_no_errors(pg, f"{data} {href}")
-            name = href.rsplit("/", 1)[-1]
-            out = _screens()
-            if out is not None and data == "iris":
-                pg.wait_for_timeout(800)
-                pg.screenshot(path=str(out / f"iris_{name or 'data'}_1400.png"), full_page=True)
-            if name in ("utility", "ledger"):
-                continue  # a sweep needs its Run button; the ledger is empty in explore mode
-            pg.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg")
-            if "/" + name in CENTRE_PAGES:
-                legend = " ".join(pg.locator("[data-testid='stPlotlyChart'] .legendtext")
-                                  .all_text_contents())
-                assert "DP-Lloyd" in legend, (data, href, legend)
+        if data in UPLOADS:
+            _upload(pg, data)
+        href = next(h for h in _nav_hrefs(pg) if _page_name(h) == page)
+        _goto_page(pg, href)
+        assert_no_errors(pg, f"{data} {page}")
+        refusals = [a for a in _alerts(pg) if any(w in a.lower() for w in REFUSALS)]
+        assert not refusals, (data, page, refusals)
+        if page == "ledger":
+            return
+        pg.wait_for_function(_HAS_DATA_JS, timeout=60_000)
+        if "/" + page in CENTRE_PAGES:
+            legend = " ".join(pg.locator("[data-testid='stPlotlyChart'] .legendtext")
+                              .all_text_contents())
+            assert "DP" in legend, (data, page, legend)
     finally:
         ctx.close()
 
@@ -121,6 +155,16 @@ def test_centre_markers_are_drawn_over_dense_data(browser, server):
         ctx.close()
 
 
+#: Buttons of the main area whose label overflows them or that end past the viewport.
+_CUT_BUTTONS_JS = """() => Array.from(document.querySelectorAll(
+    "[data-testid='stMain'] button")).filter(b => b.offsetParent !== null).filter(b => {
+    const r = b.getBoundingClientRect();
+    // Streamlit truncates a long label with an ellipsis inside the button: check descendants
+    const over = [b, ...b.querySelectorAll("*")].some(e => e.scrollWidth > e.clientWidth + 1);
+    return over || r.right > window.innerWidth + 1;
+}).map(b => b.innerText.slice(0, 60))"""
+
+
 @pytest.mark.parametrize("width", [1024, 1400])
 def test_screenshots_of_every_page(browser, server, width):
     """Every page at a projector's and a laptop's width: no error box, the title visible in full
@@ -138,9 +182,17 @@ def test_screenshots_of_every_page(browser, server, width):
             box = h1.bounding_box()
             main = pg.locator("[data-testid='stMain']").bounding_box()
             assert box is not None and box["x"] + box["width"] <= main["x"] + main["width"] + 1
+            # issue 27.6: no button cut (its text wider than the button, or past the page edge)
+            cut = pg.evaluate(_CUT_BUTTONS_JS)
+            assert not cut, (width, href, cut)
             if out is not None:
                 path = href.split("//", 1)[-1].partition("/")[2].partition("?")[0]
                 name = path.rstrip("/") or "data"
                 pg.screenshot(path=str(out / f"{name}_{width}.png"), full_page=True)
+                if width == 1024:  # what a 1024 × 768 projector shows first
+                    pg.set_viewport_size({"width": 1024, "height": 768})
+                    pg.wait_for_timeout(600)
+                    pg.screenshot(path=str(out / f"{name}_1024x768.png"))
+                    pg.set_viewport_size({"width": width, "height": 2600})
     finally:
         ctx.close()

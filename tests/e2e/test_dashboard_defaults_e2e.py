@@ -75,10 +75,7 @@ UPLOADS = ("iris", "wine")
 #: refusal matched none of the phrases the old check looked for, so the list is broad).
 REFUSALS = ("too small", "too few", "needs at least", "need at least", "not enough", "refuse",
             "cannot", "nothing was released", "does not hold", "are available")
-_FC_REASON = ("FriendlyCore's defaults are being fixed on another branch (issue 25.1); on "
-              "this branch its page may still refuse on small data")
-CASES = [pytest.param(d, p, marks=pytest.mark.xfail(strict=False, reason=_FC_REASON))
-         if p == "friendlycore" else (d, p) for d in DATA for p in PAGES]
+CASES = [(d, p) for d in DATA for p in PAGES]
 
 #: A chart "with data": a plotly figure with at least one trace that has points.
 #: (``_fullData``: the traces as drawn, typed arrays decoded; ``_length``: their point count.)

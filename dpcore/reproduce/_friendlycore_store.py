@@ -35,12 +35,20 @@ RAW_FILES = ("f5r", "f5d", "f5n", "f6", "f6r", "f7", "f7r")
 CLUSTERING_PANELS = ("f6", "f6r", "f7", "f7r")
 
 
-def stamp_runs(raw: dict[str, pd.DataFrame], fallback: str) -> dict[str, pd.DataFrame]:
-    """Every panel's rows with this checkout's code version and commit (and, for the clustering
-    panels, FC_Clustering's backup), as saved with the runs."""
-    version, commit = code_version(VERSION_ROOTS), git_commit()
+def run_stamp() -> tuple[str, str]:
+    """(code version, git commit) of this checkout, taken when a run starts: edits made while it
+    runs do not relabel it."""
+    return code_version(VERSION_ROOTS), git_commit()
+
+
+def stamp_runs(raw: dict[str, pd.DataFrame], fallback: str,
+               version: tuple[str, str] | None = None) -> dict[str, pd.DataFrame]:
+    """Every panel's rows with the run's code version and commit (``version`` from
+    :func:`run_stamp` at the start; now if None) and, for the clustering panels, FC_Clustering's
+    backup."""
+    v, commit = version or run_stamp()
     return {k: stamp(df.assign(fc_fallback=fallback) if k in CLUSTERING_PANELS else df,
-                     version, commit) for k, df in raw.items()}
+                     v, commit) for k, df in raw.items()}
 
 
 def load_raw(folder: Path) -> dict[str, pd.DataFrame]:
@@ -107,8 +115,9 @@ def top_up(raw: dict[str, pd.DataFrame], reps: int = 30, *, seed: int = 0,
     if reps < 1:
         raise ValueError(f"reps must be ≥ 1, got {reps}")
     raw = dict(raw)
+    now = run_stamp()
     have_versions = check_one_version(raw, {"Figs. 6 / 7 left": ("f6", "f7")})
-    version = code_version(VERSION_ROOTS)
+    version = now[0]
     stale = {v for v in have_versions.values() if v != version}
     if stale:
         raise MixedVersionsError(
@@ -132,7 +141,7 @@ def top_up(raw: dict[str, pd.DataFrame], reps: int = 30, *, seed: int = 0,
                 continue
             t0 = time.perf_counter()
             new = run(tuple(setting), reps - have, np.random.default_rng([seed, 1000 + j, i, have]))
-            new = stamp_runs({panel: new}, fallback)[panel]
+            new = stamp_runs({panel: new}, fallback, now)[panel]
             new["rep"] += have
             df = raw[panel] = pd.concat([df, new], ignore_index=True)
             if save is not None:

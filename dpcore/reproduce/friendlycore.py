@@ -47,6 +47,7 @@ from dpcore.reproduce._friendlycore_report import FINDINGS
 from dpcore.reproduce._friendlycore_store import (
     FIGURES,
     load_raw,
+    run_stamp,
     stamp_runs,
     top_up,
 )
@@ -399,6 +400,7 @@ def run_all(quick: bool, seed: int = 0, timings: dict | None = None,
     for Figs. 6–7), or a small version with ``quick``; every row stamped with the code version
     (:func:`stamp_runs`)."""
     _check_fallback_available(fallback)
+    version = run_stamp()
     timings = {} if timings is None else timings
 
     def timed(label, fn, *a, **kw):
@@ -446,14 +448,14 @@ def run_all(quick: bool, seed: int = 0, timings: dict | None = None,
     raw["f6r"] = pd.concat([timed(f"Figure 6 right ({r})", figure6_right, 200_000, reading=r,
                                   rng=seed + 6, fallback=fallback) for r in ("sd", "printed")],
                            ignore_index=True)
-    return stamp_runs(raw, fallback)
+    return stamp_runs(raw, fallback, version)
 
 
 def _check_fallback_available(fallback: str) -> None:
     """A clear message, before hours of runs, when this checkout's FriendlyCoreKMeans lacks the
     backup (``fallback="lsh"`` lands with the FriendlyCore speed-up branch)."""
     try:
-        FriendlyCoreKMeans(2, rho=RHO, delta=DELTA, radius=1.0, fallback=fallback)
+        FriendlyCoreKMeans._parameter_constraints["fallback"].validate("fallback", fallback)
     except (TypeError, ValueError) as exc:
         raise SystemExit(f"FriendlyCoreKMeans(fallback={fallback!r}) is not available in this "
                          f"checkout ({exc}); use --fallback dplloyd for the old stand-in") from None

@@ -217,3 +217,55 @@ def test_sensitivity_appendix_c_needs_a_decade(gaps, word):
     got = dict(zip(tab.claim, tab.verdict, strict=True))
     assert next(v for c, v in got.items() if c.startswith("App. C")) == word
     assert got["3 row 1 gives k = m"] == "reproduced"
+
+
+def test_maxcover_plateau_rule_is_two_sided():
+    """Weak variant: one-sided (any cost(k_max)/cost(k_min) above Lloyd's counts as a plateau).
+    DPLloyd's MNIST cost rising ×1.93 while Lloyd's falls ×0.73 is not flat; a rise smaller
+    than Lloyd's fall is."""
+    lloyd = [10e8, 8.5e8, 7.3e8]
+    rising = _mc_raw("mnist", {"lloyd": lloyd, "maxcover": [10e8] * 3,
+                               "dplloyd": [10e8, 15e8, 19.3e8]})
+    assert _mc_verdict(rising, "dplloyd: plateaus") == "not reproduced"
+    mild = _mc_raw("mnist", {"lloyd": lloyd, "maxcover": [10e8] * 3,
+                             "dplloyd": [10e8, 11e8, 12e8]})
+    assert _mc_verdict(mild, "dplloyd: plateaus") == "reproduced"
+    assert mc_rep.plateau_verdict(1.3, 0.73) == "reproduced"
+    assert mc_rep.plateau_verdict(1.93, 0.73) == "not reproduced"
+    assert mc_rep.plateau_verdict(0.6, 0.73) == "not reproduced"
+
+
+@pytest.mark.parametrize(("means", "word"), [([30.4, 6.0, 1.065], "reproduced"),
+                                             ([30.4, 6.0, 4.0], "not reproduced"),
+                                             ([3.0, 6.0, 1.01], "not reproduced"),
+                                             ([1.5, 1.5, 1.5], "not reproduced")])
+def test_maxcover_claim11_needs_the_ratio_to_approach_one(means, word):
+    """Claim 11 had a table and no verdict (a rule that cannot fail). The rule: the excess
+    ratio − 1 falls at every larger n and ends below 0.1 of where it started; a ratio that stays
+    at 5, rises on the way, or stays flat is not 'approaching the non-private cost'."""
+    table = pd.DataFrame({"n": [2000, 8000, 32000], "mean": means, "std": [1.0] * 3})
+    assert mc_rep.claim11_verdict(table)[0] == word
+
+
+def test_friendlycore_fig6_is_judged_on_friendlycores_own_runs():
+    """Weak variant: the comparison with LSH_Clustering uses every FC_Clustering row, including
+    the runs where FriendlyCore failed and its backup produced the centres (the review's '6 left
+    printed: partly' with 0 of 30 successes). With no success FC's accuracy half is
+    contradicted, whatever the backup's loss; with successes only they are compared."""
+    raw = _fc_raw([False] * 20, [False] * 20)
+    f6 = raw["f6"].assign(loss=0.01)  # the backup is good: must not count for FriendlyCore
+    lsh = f6.assign(method="LSH_Clustering ε=2", loss=0.5, fc_success=True)
+    raw["f6"] = pd.concat([f6, lsh], ignore_index=True)
+    cl = fc_rep.claims(raw)
+    row = cl[cl.claim.str.startswith("6 left (sd reading)")].iloc[0]
+    assert row.verdict == "not reproduced"
+    assert "succeeded in 0 of 20" in row["comparisons (ratio [95 % CI]: outcome)"]
+    # half the runs succeed with a loss below LSH's, the failures' backup is worse than LSH:
+    # judged on the successes, FC is below LSH
+    hi = raw["f6"]
+    fc_hi = (hi.method == "FC_Clustering") & (hi.n == 100)
+    hi.loc[fc_hi, "fc_success"] = np.arange(fc_hi.sum()) % 2 == 0
+    hi.loc[fc_hi, "loss"] = np.where(hi.loc[fc_hi, "fc_success"], 0.05, 5.0)
+    cl = fc_rep.claims(raw)
+    text = cl[cl.claim.str.startswith("6 left (sd reading)")].iloc[0, 2]
+    assert "10 of 20 successful runs" in text and "holds" in text.split(";")[0]

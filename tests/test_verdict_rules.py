@@ -141,7 +141,7 @@ CHECKS = {"epsilon": 3.0, "m": 20000, "min_weight": 1.0, "max_psi_over_target": 
           "spearman_qpriv_qcore": 0.9999, "pearson_qpriv_qcore": 0.95}
 
 
-def _imp_runs(core: float, opt: float, reps: int = 10) -> pd.DataFrame:
+def _imp_runs(core: float, opt: float, reps: int = 10, sd: float = 0.02) -> pd.DataFrame:
     g = np.random.default_rng(0)
     rows = []
     for m in (5000.0, 20000.0):
@@ -149,18 +149,19 @@ def _imp_runs(core: float, opt: float, reps: int = 10) -> pd.DataFrame:
             for s, level in (("unif", 1.0), ("core", core), ("opt", opt)):
                 for r in range(reps):
                     rows.append({"sampler": s, "epsilon": e, "m": m, "rep": r,
-                                 "cost": level * (1 + 0.02 * g.standard_normal())
+                                 "cost": level * (1 + sd * g.standard_normal())
                                  * (1 + 5000 / m)})
     return pd.DataFrame(rows)
 
 
 def _timing(pct: float) -> pd.DataFrame:
     return pd.DataFrame({"sampler": ["opt"], "m": [20000.0], "rel_total_pct": [pct],
-                         "t_weights": [0.1], "t_total": [1.0]})
+                         "t_weights": [0.1], "t_calibration": [5.1], "t_total": [1.0]})
 
 
-def _imp_verdicts(runs: pd.DataFrame, pct: float = 4.3) -> dict[str, str]:
-    tab = imp.claims_table({"covertype": runs}, FIG2, _timing(pct), CHECKS, 1.0)
+def _imp_verdicts(runs: pd.DataFrame, pct: float = 4.3, x_tilde: float = 10.0
+                  ) -> dict[str, str]:
+    tab = imp.claims_table({"covertype": runs}, FIG2, _timing(pct), CHECKS, x_tilde)
     return dict(zip(tab.claim, tab.verdict, strict=True))
 
 
@@ -168,7 +169,7 @@ def test_importance_c7_follows_the_comparisons():
     """Mutant: C7 hard-coded to "reproduced". core and opt above unif at every cell: not
     reproduced; below everywhere: reproduced; one below, one equal: partly."""
     assert _imp_verdicts(_imp_runs(0.8, 0.7))["C7"] == "reproduced"
-    assert _imp_verdicts(_imp_runs(1.3, 1.2))["C7"] == "not reproduced"
+    assert _imp_verdicts(_imp_runs(1.3, 1.5), x_tilde=0.5)["C7"] == "not reproduced"
     assert _imp_verdicts(_imp_runs(0.8, 1.0))["C7"] == "partly"
 
 
@@ -269,3 +270,28 @@ def test_friendlycore_fig6_is_judged_on_friendlycores_own_runs():
     cl = fc_rep.claims(raw)
     text = cl[cl.claim.str.startswith("6 left (sd reading)")].iloc[0, 2]
     assert "10 of 20 successful runs" in text and "holds" in text.split(";")[0]
+
+
+def test_importance_c7_judges_the_whole_claim():
+    """Weak variant: C7 judged only on 'core and opt below unif'. The claim also says opt is on
+    par with core or slightly better, and that costs stay below x̃ as ε → 0: opt 20 % above core
+    (still below unif), or every cost above x̃, must not be 'reproduced'."""
+    assert _imp_verdicts(_imp_runs(0.8, 0.75))["C7"] == "reproduced"
+    assert _imp_verdicts(_imp_runs(0.7, 0.84))["C7"] == "partly"  # opt ×1.2 of core
+    assert _imp_verdicts(_imp_runs(0.8, 0.75), x_tilde=0.5)["C7"] == "partly"  # above x̃
+
+
+def test_importance_c8_judges_the_whole_claim():
+    """Weak variant: C8 judged only on 'cost falls with m'. Costs that fall with m while core
+    and opt sit above unif contradict 'unif is consistently worst'."""
+    assert _imp_verdicts(_imp_runs(0.8, 0.75))["C8"] == "reproduced"
+    assert _imp_verdicts(_imp_runs(1.2, 1.3))["C8"] == "partly"
+
+
+def test_importance_c11_states_the_effect_size():
+    """C11's counts alone hid how small the gains are (MNIST: 1.7 % median gain over uniform).
+    The effect size is computed from the medians: a 20 % gain reads 20.0 %, a 2 % one 2.0 %."""
+    for level, word in ((0.8, "median 20.0%"), (0.983, "median 1.7%")):
+        runs = _imp_runs(level, level, sd=0.0)
+        tab = imp.claims_table({"covertype": runs}, FIG2, _timing(4.3), CHECKS, 10.0)
+        assert word in tab.set_index("claim").loc["C11", "measured"]

@@ -149,6 +149,7 @@ def test_every_draw_goes_through_the_defended_adders():
     assert res.estimate is not None and matrix_dist(res.estimate, Sig) < 0.2
 
 
+@pytest.mark.slow
 def test_friendly_covariance_audit_passes_and_flags_too_little_noise():
     """Privacy audit at the lemma's edge (means γ apart): no ε above the claim; the variant with
     B_η at η/1000 must be flagged (the audit has power)."""

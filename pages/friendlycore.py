@@ -344,3 +344,4 @@ if job is not None and job.result is not None and job.key[0] == ds.fp:
             export_buttons(config_for("friendlycore_kmeans", params, ds, seed), "fc_km_config")
         else:
             st.caption("Run configuration offered when all rows are used.")
+from pages._covariance import covariance_panel; covariance_panel(ds, eps, seed)  # noqa: E402, E702, I001

@@ -443,6 +443,11 @@ def write_report(path: Path, raw: dict[str, pd.DataFrame], *, audits: pd.DataFra
             "The broken variants show that the audit has power. The baselines' audits "
             "(KV18 at ε and at ρ, LSH_Clustering at (2, 1e-8)) are in `tests/test_baselines.py`.",
             "", markdown_table(audits), ""]
+    from dpcore.reproduce._friendlycore_covariance import covariance_section
+
+    cov_audit = None if audits is None else audits[audits.mechanism.str.startswith(
+        "FriendlyCovariance")]
+    lines += covariance_section(raw.get("cov"), cov_audit)
     lines += [findings, "## Timings", "", meta.get("timings", "not recorded"), ""]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines), encoding="utf-8")

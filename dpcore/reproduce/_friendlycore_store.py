@@ -26,10 +26,11 @@ from dpcore.reproduce._versions import (
 #: The modules whose source is a run's code version (:mod:`dpcore.reproduce._versions`).
 VERSION_ROOTS = ("dpcore.reproduce.friendlycore",)
 #: The paper's figures and the saved panels each is drawn from: one code version per figure.
-FIGURES = {"Fig. 5": ("f5r", "f5d", "f5n"), "Fig. 6": ("f6", "f6r"), "Fig. 7": ("f7", "f7r")}
+FIGURES = {"Fig. 5": ("f5r", "f5d", "f5n"), "Fig. 6": ("f6", "f6r"), "Fig. 7": ("f7", "f7r"),
+           "App. A": ("cov",)}
 
 
-RAW_FILES = ("f5r", "f5d", "f5n", "f6", "f6r", "f7", "f7r")
+RAW_FILES = ("f5r", "f5d", "f5n", "f6", "f6r", "f7", "f7r", "cov")
 
 
 CLUSTERING_PANELS = ("f6", "f6r", "f7", "f7r")
@@ -73,7 +74,8 @@ def load_raw(folder: Path) -> dict[str, pd.DataFrame]:
 
 #: Columns holding a run's result or provenance (not its setting).
 RESULT_COLUMNS = ("error", "loss", "failure", "fc_success", "fc_core_kept", "x", "y",
-                  "nearest_true", "code_version", "git_commit", "fc_fallback")
+                  "nearest_true", "code_version", "git_commit", "fc_fallback", "dist",
+                  "nonprivate_dist", "seconds", "scale_gap", "epsilon_total", "delta_total")
 
 
 def _topup_jobs(seed: int) -> list[tuple]:

@@ -445,6 +445,10 @@ def run_all(quick: bool, seed: int = 0, timings: dict | None = None,
     raw["f7r"] = timed("Figure 7 right (gas)", figure7_right, X, [3, 5] if q else
                        [2, 3, 4, 5, 6, 7, 8], reps=2 if q else r67, rng=seed + 16,
                        fallback=fallback)
+    from dpcore.reproduce._friendlycore_covariance import covariance_runs
+
+    raw["cov"] = timed("App. A covariance", covariance_runs, 2 if q else 10, rng=seed + 17,
+                       quick=q)
     raw["f6r"] = pd.concat([timed(f"Figure 6 right ({r})", figure6_right, 200_000, reading=r,
                                   rng=seed + 6, fallback=fallback) for r in ("sd", "printed")],
                            ignore_index=True)
@@ -511,7 +515,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         raw = run_all(args.quick, args.seed, timings, fallback=args.fallback)
         command = "python -m dpcore.reproduce.friendlycore" + (" --quick" if args.quick else "") \
             + ("" if args.fallback == FALLBACK else f" --fallback {args.fallback}")
-    aud = audits(n_samples=8_000 if args.quick else 20_000, rng=args.seed + 7)
+    from dpcore.reproduce._friendlycore_covariance import covariance_audit
+
+    aud = pd.concat([audits(n_samples=8_000 if args.quick else 20_000, rng=args.seed + 7),
+                     covariance_audit(8_000 if args.quick else 20_000, rng=args.seed + 7)],
+                    ignore_index=True)
     raw_dir = out / "figures"
     raw_dir.mkdir(parents=True, exist_ok=True)
     for k, df in raw.items():

@@ -209,7 +209,7 @@ def figures(raw: dict[str, pd.DataFrame], folder: Path) -> dict[str, str]:
     f6r = raw.get("f6r")
     if f6r is not None and len(f6r):
         p6r = [Panel(f"{r} reading, n = 2·10⁵", "x", "y",
-                     [Series(w, g.x, g.y, markers_only=True,
+                     [Series(w, g.x, g.y, markers_only=True, hollow=w == "true centres",
                              color="#000000" if w == "true centres" else None)
                       for w, g in f6r[f6r.reading == r].groupby("who")])
                for r in sorted(f6r.reading.unique())]

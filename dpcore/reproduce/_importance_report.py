@@ -277,6 +277,11 @@ def figures(runs: dict[str, pd.DataFrame], prepared: dict, folder: Path) -> dict
                 ser.append(Series("non-private Lloyd on the core sample (ε = ∞)", eps,
                                   np.full(eps.size, np.median(inf)), reference=True,
                                   color="#000000"))
+            inf_u = _costs(r, "unif", m, math.inf)  # the paper's Fig. 3 draws this one too
+            if inf_u.size:
+                ser.append(Series("non-private Lloyd on the uniform sample (ε = ∞)", eps,
+                                  np.full(eps.size, np.median(inf_u)), reference=True,
+                                  color="#56B4E9"))
             ser.append(Series("x̃ (all centres at the mean)", eps,
                               np.full(eps.size, prepared[name].mean_sq_norm), reference=True,
                               color="#777777"))

@@ -111,7 +111,7 @@ def claims(raw: dict[str, pd.DataFrame]) -> pd.DataFrame:
             "share of points in the core: " + ", ".join(f"d={d}: {v:.4f}"
                                                         for d, v in kept.items()),
             verdict="reproduced" if bool((kept >= 0.999).all()) else "not reproduced")
-    f6 = raw["f6"]
+    f6 = raw.get("f6", pd.DataFrame(columns=["reading"]))  # absent: withdrawn (mixed)
     for reading, g in f6.groupby("reading"):
         nmax, nmin = g.n.max(), g.n.min()
         if not (g.method == FC_CLUST).any():
@@ -147,23 +147,24 @@ def claims(raw: dict[str, pd.DataFrame]) -> pd.DataFrame:
                 "(rule: every FC centre within 0.05 of a true one)", [],
                 f"max distance FC → nearest true centre {worst:.4f} ({fcr.who.iloc[0]}); "
                 f"LSH_Clustering: {lsh:.3f}", verdict="reproduced" if ok else "not reproduced")
-    f7 = raw["f7"]
-    dmax = f7.d.max()
-    comps = [_own_vs(f"FC/{b} at d={dmax}", f7, FC7, b, "failure", d=dmax)
-             for b in (LSH,) if b in set(f7.method)]
-    own7 = _own(f7, FC7, "failure", d=dmax)
-    med = float(np.median(own7)) if own7.size else float("nan")
-    zero = "holds" if med < 0.01 else "contradicted"  # NaN (no FC success): contradicted
-    word = verdict_word([*(c.outcome for c in comps), zero])
-    unchecked = ""
-    if not comps:  # only the FC half of the claim could be checked: at most "partly"
-        word = "partly" if zero == "holds" else "not reproduced"
-        unchecked = "; LSH_Clustering has 0 repetitions in this run: its half is not checked"
-    add("7 left: FC with the PCA oracle reaches zero labelling failure at large d (median < 0.01), "
-        "unlike LSH_Clustering", comps,
-        f"; FC median failure at d={dmax} over FC's {own7.size} of "
-        f"{_errors(f7, FC7, 'failure', d=dmax).size} successful runs: {med:.3f}: {zero}"
-        f"{unchecked}", verdict=word)
+    if "f7" in raw:  # absent: withdrawn (runs of mixed code versions)
+        f7 = raw["f7"]
+        dmax = f7.d.max()
+        comps = [_own_vs(f"FC/{b} at d={dmax}", f7, FC7, b, "failure", d=dmax)
+                 for b in (LSH,) if b in set(f7.method)]
+        own7 = _own(f7, FC7, "failure", d=dmax)
+        med = float(np.median(own7)) if own7.size else float("nan")
+        zero = "holds" if med < 0.01 else "contradicted"  # NaN (no FC success): contradicted
+        word = verdict_word([*(c.outcome for c in comps), zero])
+        unchecked = ""
+        if not comps:  # only the FC half of the claim could be checked: at most "partly"
+            word = "partly" if zero == "holds" else "not reproduced"
+            unchecked = "; LSH_Clustering has 0 repetitions in this run: its half is not checked"
+        add("7 left: FC with the PCA oracle reaches zero labelling failure at large d "
+            "(median < 0.01), unlike LSH_Clustering", comps,
+            f"; FC median failure at d={dmax} over FC's {own7.size} of "
+            f"{_errors(f7, FC7, 'failure', d=dmax).size} successful runs: {med:.3f}: {zero}"
+            f"{unchecked}", verdict=word)
     f7r = raw.get("f7r")
     if f7r is not None and len(f7r):
         succ = f7r[f7r.method == FC_CLUST].groupby("k").fc_success.mean()
@@ -201,11 +202,12 @@ def figures(raw: dict[str, pd.DataFrame], folder: Path) -> dict[str, str]:
     out["fig5"] = save_figure(
         folder, "friendlycore_fig5",
         "FriendlyCore Fig. 5: averaging (line: 0.1–0.9 trimmed mean; band: 0.1/0.9 quantiles)", p5)
-    f6 = raw["f6"]
-    p6 = [Panel(f"{r} reading (median, 0.1/0.9 band)", "n", "normalised loss 1 − X/Y",
-                _band_series(f6[f6.reading == r], "n", "loss"), log_x=True)
-          for r in sorted(f6.reading.unique())]
-    out["fig6"] = save_figure(folder, "friendlycore_fig6", "Fig. 6 left: d=2, k=8", p6)
+    if "f6" in raw:
+        f6 = raw["f6"]
+        p6 = [Panel(f"{r} reading (median, 0.1/0.9 band)", "n", "normalised loss 1 − X/Y",
+                    _band_series(f6[f6.reading == r], "n", "loss"), log_x=True)
+              for r in sorted(f6.reading.unique())]
+        out["fig6"] = save_figure(folder, "friendlycore_fig6", "Fig. 6 left: d=2, k=8", p6)
     f6r = raw.get("f6r")
     if f6r is not None and len(f6r):
         p6r = [Panel(f"{r} reading, n = 2·10⁵", "x", "y",
@@ -216,17 +218,19 @@ def figures(raw: dict[str, pd.DataFrame], folder: Path) -> dict[str, str]:
         out["fig6_right"] = save_figure(folder, "friendlycore_fig6_right",
                                         "Fig. 6 right: centres of one run", p6r)
     p7 = [Panel("Fig. 7 left: k=5 GMM (median, 0.1/0.9 band)", "d", "labelling failure",
-                _band_series(raw["f7"], "d", "failure"), log_x=True)]
+                _band_series(raw["f7"], "d", "failure"), log_x=True)] if "f7" in raw else []
     f7r = raw.get("f7r")
     if f7r is not None and len(f7r):
         p7.append(Panel("Fig. 7 right on gas drift (substitute data)", "k",
                         "normalised loss 1 − X/Y", _band_series(f7r, "k", "loss")))
-    out["fig7"] = save_figure(folder, "friendlycore_fig7", "FriendlyCore Fig. 7", p7)
+    if p7:
+        out["fig7"] = save_figure(folder, "friendlycore_fig7", "FriendlyCore Fig. 7", p7)
     return out
 
 
 def _backup_row(raw: dict[str, pd.DataFrame]) -> tuple[str, str, str, str]:
-    used = sorted(set(raw["f6"].get("fc_fallback", pd.Series(["dplloyd"])).astype(str)))
+    used = sorted(set(raw.get("f6", pd.DataFrame()).get("fc_fallback", pd.Series(["dplloyd"]))
+                      .astype(str)))
     ours = {"lsh": "LSH_Clustering at ρ = 0.01 (`FriendlyCoreKMeans(fallback=\"lsh\")`)",
             "dplloyd": "DPLloyd at ε = √0.02 (0.01-zCDP), the stand-in before "
                        "`fallback=\"lsh\"`"}
@@ -245,9 +249,10 @@ def deviations(raw: dict[str, pd.DataFrame]) -> pd.DataFrame:
          f"{r['f5r']} / {r['f5d']} / {r['f5n']} (panels 1/2/3), same statistic, plus 0.1/0.9 "
          "bands", "— (bands added so the spread is visible)"),
         ("Figs. 6–7 repetitions", "30, medians with 0.1/0.9 quantiles",
-         f"Fig. 6: {r['f6']}; Fig. 7 left: {r['f7']}; Fig. 7 right: {r.get('f7r', '0')} "
+         f"Fig. 6: {r.get('f6', 'withdrawn')}; Fig. 7 left: {r.get('f7', 'withdrawn')}; Fig. 7 "
+         f"right: {r.get('f7r', '0')} "
          "(per method and setting)",
-         "—" if {r["f6"], r["f7"], r.get("f7r", "0")} == {"30"} else
+         "—" if {r.get("f6"), r.get("f7"), r.get("f7r", "0")} == {"30"} else
          "wall time on the shared 2-core machine (see top); `--from-raw DIR --top-up` adds the "
          "missing Fig. 6 / 7 left repetitions, `make reproduce` runs all 30"),
         ("axis grids (R, d, n, k)", "not stated", "R ∈ 10¹…10¹⁰, d ∈ 10…5000, n ∈ 10³…10⁴ "
@@ -370,6 +375,12 @@ def write_report(path: Path, raw: dict[str, pd.DataFrame], *, audits: pd.DataFra
             f"{fig}: `{v}` (commit {commits[fig]})"
             for fig, v in versions.items()) + ".",
         "",
+        *(["## Withdrawn figures (runs of mixed code versions)", "",
+            *(f"* **{fig}** — {why} Its claims are not judged here; "
+              "`python -m dpcore.reproduce.friendlycore` re-runs every figure with one version "
+              "(about 45 min on the idle 2-core machine; see the timings)."
+              for fig, why in meta.get("withdrawn", {}).items()), ""]
+          if meta.get("withdrawn") else []),
         "## Differences from the paper",
         "",
         markdown_table(deviations(raw)),
@@ -396,39 +407,44 @@ def write_report(path: Path, raw: dict[str, pd.DataFrame], *, audits: pd.DataFra
         "",
         markdown_table(f5["f5n"]),
         "",
-        "## Figure 6 left: d = 2, k = 8, normalised k-means loss 1 − X/Y (lower is better)",
-        "",
-        "FC_Clustering: ρ = 0.99 (δ = 1e-8), t = 200, r_min = 0.001, Λ = 1, k-means++ oracle "
-        "(best of 10 starts); on failure DPLloyd with ρ = 0.01. LSH_Clustering: (ε = 2, δ = 1e-8), "
-        "radius 1. `fc_success` = share of runs where FriendlyCore produced the centres.",
-        "",
-        figs["fig6"],
-        "",
-        markdown_table(q(raw["f6"], ["reading", "n"], "loss")),
-        "",
-        markdown_table(raw["f6"][raw["f6"].method == FC_CLUST].groupby(["reading", "n"])
-                       .fc_success.agg(["mean", "size"]).rename(
-                           columns={"mean": "FC success rate", "size": "runs"}).reset_index()),
-        "",
     ]
+    if "fig6" in figs:
+        lines += [
+            "## Figure 6 left: d = 2, k = 8, normalised k-means loss 1 − X/Y (lower is better)",
+            "",
+            "FC_Clustering: ρ = 0.99 (δ = 1e-8), t = 200, r_min = 0.001, Λ = 1, k-means++ oracle "
+            "(best of 10 starts); on failure its backup with ρ = 0.01 (differences table). "
+            "LSH_Clustering: (ε = 2, δ = 1e-8), radius 1. `fc_success` = share of runs where "
+            "FriendlyCore produced the centres.",
+            "",
+            figs["fig6"],
+            "",
+            markdown_table(q(raw["f6"], ["reading", "n"], "loss")),
+            "",
+            markdown_table(raw["f6"][raw["f6"].method == FC_CLUST].groupby(["reading", "n"])
+                           .fc_success.agg(["mean", "size"]).rename(
+                               columns={"mean": "FC success rate", "size": "runs"}).reset_index()),
+            "",
+        ]
     if "fig6_right" in figs:
         lines += [
             "## Figure 6 right: one run at n = 2·10⁵ (distance of each centre to the nearest "
             "true one)", "", figs["fig6_right"], "",
             markdown_table(raw["f6r"].groupby(["reading", "who"]).nearest_true
                            .agg(["median", "max"]).reset_index()), ""]
-    lines += [
-        "## Figure 7: k = 5 GMM (left) and gas sensors (right)",
-        "",
-        "Left: n = 2.5·10⁵, PCA oracle, r_min = 0.1, Λ = 10√d; labelling failure (best "
-        "permutation). Right: **substitute data** (see the differences table): normalised k-means "
-        "loss vs k, FC_Clustering with the k-means++ oracle, r_min = 0.1, Λ = 10⁵.",
-        "",
-        figs["fig7"],
-        "",
-        markdown_table(q(raw["f7"], ["d"], "failure")),
-        "",
-    ]
+    if "fig7" in figs:
+        lines += [
+            "## Figure 7: k = 5 GMM (left) and gas sensors (right)",
+            "",
+            "Left: n = 2.5·10⁵, PCA oracle, r_min = 0.1, Λ = 10√d; labelling failure (best "
+            "permutation). Right: **substitute data** (see the differences table): normalised "
+            "k-means loss vs k, FC_Clustering with the k-means++ oracle, r_min = 0.1, Λ = 10⁵.",
+            "",
+            figs["fig7"],
+            "",
+            markdown_table(q(raw["f7"], ["d"], "failure")),
+            "",
+        ]
     f7r = raw.get("f7r")
     if f7r is not None and len(f7r):
         lines += [markdown_table(q(f7r, ["k"], "loss")), "",

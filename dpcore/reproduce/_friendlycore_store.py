@@ -36,6 +36,22 @@ RAW_FILES = ("f5r", "f5d", "f5n", "f6", "f6r", "f7", "f7r", "cov")
 CLUSTERING_PANELS = ("f6", "f6r", "f7", "f7r")
 
 
+def withdraw_mixed(raw: dict[str, pd.DataFrame]) -> tuple[dict[str, pd.DataFrame],
+                                                           dict[str, str]]:
+    """``raw`` without the figures whose runs mix code versions, and why each was withdrawn
+    (the refusal's message): a report can then show what is of one version and say what is
+    missing, instead of drawing mixed runs together."""
+    kept, withdrawn = dict(raw), {}
+    for fig, panels in FIGURES.items():
+        try:
+            check_one_version(raw, {fig: panels})
+        except MixedVersionsError as exc:
+            withdrawn[fig] = str(exc)
+            for p in panels:
+                kept.pop(p, None)
+    return kept, withdrawn
+
+
 def run_stamp() -> tuple[str, str]:
     """(code version, git commit) of this checkout, taken when a run starts: edits made while it
     runs do not relabel it."""
@@ -78,7 +94,7 @@ RESULT_COLUMNS = ("error", "loss", "failure", "fc_success", "fc_core_kept", "x",
                   "nonprivate_dist", "seconds", "scale_gap", "epsilon_total", "delta_total")
 
 
-def _topup_jobs(seed: int) -> list[tuple]:
+def _topup_jobs(seed: int, fallback: str) -> list[tuple]:
     """(panel, method counted, setting columns, runner(setting, reps, rng)) for the panels that
     :func:`top_up` extends; each runner makes every method of its group on the same data."""
     from dpcore.reproduce.friendlycore import (
@@ -90,11 +106,11 @@ def _topup_jobs(seed: int) -> list[tuple]:
 
     return [
         ("f6", "FC_Clustering", ("n", "reading"),
-         lambda s, k, g: figure6([int(s[0])], reps=k, reading=s[1], rng=g)),
+         lambda s, k, g: figure6([int(s[0])], reps=k, reading=s[1], rng=g, fallback=fallback)),
         ("f6", "LSH_Clustering ε=2", ("n", "reading"),
          lambda s, k, g: figure6_lsh([int(s[0])], reps=k, reading=s[1], rng=g)),
         ("f7", "FC_Clustering (PCA oracle)", ("d",),
-         lambda s, k, g: figure7_left([int(s[0])], reps=k, rng=g)),
+         lambda s, k, g: figure7_left([int(s[0])], reps=k, rng=g, fallback=fallback)),
         ("f7", "LSH_Clustering ε=2", ("d",),
          lambda s, k, g: figure7_left_lsh([int(s[0])], reps=k, rng=g)),
     ]
@@ -129,7 +145,7 @@ def top_up(raw: dict[str, pd.DataFrame], reps: int = 30, *, seed: int = 0,
 
     fallback = raw["f6"]["fc_fallback"].iloc[0] if "fc_fallback" in raw.get(
         "f6", pd.DataFrame()) else FALLBACK
-    for j, (panel, method, cols, run) in enumerate(_topup_jobs(seed)):
+    for j, (panel, method, cols, run) in enumerate(_topup_jobs(seed, fallback)):
         df = raw.get(panel)
         if df is None or df.empty:
             continue

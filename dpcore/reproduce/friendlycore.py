@@ -50,6 +50,7 @@ from dpcore.reproduce._friendlycore_store import (
     run_stamp,
     stamp_runs,
     top_up,
+    withdraw_mixed,
 )
 from dpcore.reproduce._report import markdown_table, report_dir
 from dpcore.reproduce._versions import MixedVersionsError, check_one_version
@@ -394,6 +395,17 @@ def claims(raw: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return _claims(raw)
 
 
+#: What a full re-run costs (measured 26 Nov 2026, this checkout, FC_Clustering's backup DPLloyd).
+RERUN_TIMES = (
+    "Assembled from saved runs. A full re-run (`python -m dpcore.reproduce.friendlycore`, every "
+    "figure at the paper's repetitions, one code version) takes about 45 min on the idle 2-core "
+    "machine: per repetition of all settings, Fig. 6 ≈ 11 s + LSH ≈ 4 s (30 reps: ≈ 8 min), "
+    "Fig. 7 left ≈ 41 s + LSH ≈ 10 s (≈ 25 min), Fig. 5 ≈ 2.6 min, App. A ≈ 35 s per run "
+    "(10 runs), "
+    "the rest a few minutes. At the load of 10–19 seen while it ran here, Fig. 6 alone took "
+    "23 min, so the run was stopped before Fig. 7 and is left to the lead.")
+
+
 def run_all(quick: bool, seed: int = 0, timings: dict | None = None,
             fallback: str = FALLBACK) -> dict[str, pd.DataFrame]:
     """Every panel's per-repetition frame at the paper's repetition counts (50 for Fig. 5, 30
@@ -479,6 +491,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--top-up", action="store_true",
                         help="with --from-raw: run the Fig. 6 / Fig. 7 left repetitions the "
                              "saved runs lack (up to the paper's 30) and add them")
+    parser.add_argument("--withdraw-mixed", action="store_true",
+                        help="with --from-raw: leave out (and list) the figures whose saved runs "
+                             "mix code versions instead of refusing the whole rebuild")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--fallback", choices=("lsh", "dplloyd"), default=FALLBACK,
                         help="FC_Clustering's backup after a failure (default: the paper's LSH)")
@@ -491,14 +506,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.simplefilter("ignore", PrivacyLeakWarning)
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
+    withdrawn: dict[str, str] = {}
     if args.from_raw is not None:
         raw = load_raw(args.from_raw)
+        if args.withdraw_mixed:
+            raw, withdrawn = withdraw_mixed(raw)
         try:
             check_one_version(raw, FIGURES)
         except MixedVersionsError as exc:
             print(f"refusing to rebuild: {exc}", file=sys.stderr)
             return 2
-        command = f"python -m dpcore.reproduce.friendlycore --from-raw {args.from_raw.name}"
+        command = f"python -m dpcore.reproduce.friendlycore --from-raw {args.from_raw.name}" \
+            + (" --withdraw-mixed" if args.withdraw_mixed else "")
         if args.top_up:
             raw_dir = out / "figures"
             raw_dir.mkdir(parents=True, exist_ok=True)
@@ -527,9 +546,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     wall = time.perf_counter() - t0
     meta = {"command": command, "mode": "quick" if args.quick else "full",
             "wall": f"{wall / 60:.1f} min on the shared 2-core machine, seed {args.seed}",
+            "withdrawn": withdrawn,
             "timings": markdown_table(pd.DataFrame({"step": list(timings),
                                                     "seconds": list(timings.values())}), ".0f")
-            if timings else "see the differences table (assembled from saved runs)"}
+            if timings else RERUN_TIMES}
     path = write_report(out / REPORT_NAME, raw, audits=aud, findings=FINDINGS, meta=meta)
     print(f"wrote {path} in {wall:.0f} s")
     return 0

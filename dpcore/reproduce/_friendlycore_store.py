@@ -24,7 +24,7 @@ from dpcore.reproduce._versions import (
 )
 
 #: The modules whose source is a run's code version (:mod:`dpcore.reproduce._versions`).
-VERSION_ROOTS = ("dpcore.reproduce.friendlycore",)
+VERSION_ROOTS = ("dpcore.reproduce.friendlycore", "dpcore.reproduce._friendlycore_covariance")
 #: The paper's figures and the saved panels each is drawn from: one code version per figure.
 FIGURES = {"Fig. 5": ("f5r", "f5d", "f5n"), "Fig. 6": ("f6", "f6r"), "Fig. 7": ("f7", "f7r"),
            "App. A": ("cov",)}

@@ -88,13 +88,19 @@ def _log_ticks(axis, values: list[np.ndarray]) -> None:
     """Readable log-axis labels: plain numbers at 1, 2, 5 × 10^k over narrow ranges (under two
     decades), 10^k otherwise; never matplotlib's minor labels, which overlap when an axis spans
     less than a decade and a half."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import (
+        FuncFormatter,
+        LogFormatterSciNotation,
+        LogLocator,
+        NullFormatter,
+    )
 
     v = np.concatenate([x[np.isfinite(x) & (x > 0)] for x in values]) if values else np.array([])
     narrow = v.size > 0 and math.log10(v.max() / v.min()) < 2
     axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow else (1.0,),
                                       numticks=8))
-    axis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    axis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}") if narrow
+                             else LogFormatterSciNotation())
     axis.set_minor_formatter(NullFormatter())
 
 

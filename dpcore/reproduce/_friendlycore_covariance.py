@@ -161,7 +161,10 @@ def covariance_section(runs: pd.DataFrame | None, audit: pd.DataFrame | None) ->
         f"{len(runs)} runs, {runs.seconds.median():.0f} s each. The whole run is "
         f"(ε = {s.epsilon_total:.3g}, δ = {s.delta_total:.2g})-DP for one changed row "
         "(Theorem A.1's (2(e^ε − 1), 2δe^{ε+2(e^ε−1)}) for one part added/removed, then group "
-        "privacy 2, as one changed row replaces one part).",
+        "privacy 2, as one changed row replaces one part). t must exceed the threshold "
+        "c₁/γ + ln(1/δ)/ε₁ by about a third: BasicFilter keeps a part with probability "
+        "(2·friends/t − 1), ≈ 0.94 here, so at t = 3800 (threshold 3600 + 138) every one of 6 "
+        "runs was ⊥.",
         "",
         markdown_table(covariance_claims(runs, audit)),
         "",

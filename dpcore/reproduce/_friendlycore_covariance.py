@@ -112,12 +112,12 @@ def covariance_audit(n_samples: int = 20_000, *, rng: RNGLike = 0) -> pd.DataFra
 
 def covariance_claims(runs: pd.DataFrame, audit: pd.DataFrame | None) -> pd.DataFrame:
     """App. A's statements judged by the rules of the module docstring."""
-    from dpcore.reproduce._friendlycore_report import clopper_pearson_interval
+    from dpcore.privacy.audit import clopper_pearson
 
     dist = runs["dist"].fillna(np.inf).to_numpy(float)
     c = compare(f"median matrixDist(Σ̂, Σ)/{ACCURACY:g}", dist, np.array([ACCURACY]))
     ok = int((dist <= ACCURACY).sum())
-    lo, hi = clopper_pearson_interval(ok, dist.size)
+    lo, hi = (float(v[0]) for v in clopper_pearson(np.array([ok]), dist.size, 0.05))
     rows = [{"claim": "Theorem A.2: matrixDist(Σ̂, Σ) ≤ 0.1 (‖Σ‖ = 10⁶, no bound given)",
              "verdict": verdict_word([c.outcome]),
              "numbers": f"{c.text()}: {c.outcome}; within 0.1 in {ok} of {dist.size} runs "

@@ -23,6 +23,9 @@ from dpcore.reproduce._versions import (
     versions_from_history,
 )
 
+#: FC_Clustering's backup after a failure: the paper's is LSH_Clustering (Sec. 6.2), at the
+#: reserved ρ = 0.01 (``FriendlyCoreKMeans(fallback="lsh")``); ``"dplloyd"`` was the stand-in.
+FALLBACK = "lsh"
 #: The modules whose source is a run's code version (:mod:`dpcore.reproduce._versions`).
 VERSION_ROOTS = ("dpcore.reproduce.friendlycore", "dpcore.reproduce._friendlycore_covariance")
 #: The paper's figures and the saved panels each is drawn from: one code version per figure.
@@ -94,16 +97,11 @@ RESULT_COLUMNS = ("error", "loss", "failure", "fc_success", "fc_core_kept", "x",
                   "nonprivate_dist", "seconds", "scale_gap", "epsilon_total", "delta_total")
 
 
-def _topup_jobs(seed: int, fallback: str) -> list[tuple]:
+def _topup_jobs(seed: int, fallback: str, runners) -> list[tuple]:
     """(panel, method counted, setting columns, runner(setting, reps, rng)) for the panels that
     :func:`top_up` extends; each runner makes every method of its group on the same data."""
-    from dpcore.reproduce.friendlycore import (
-        figure6,
-        figure6_lsh,
-        figure7_left,
-        figure7_left_lsh,
-    )
-
+    figure6, figure6_lsh = runners.figure6, runners.figure6_lsh
+    figure7_left, figure7_left_lsh = runners.figure7_left, runners.figure7_left_lsh
     return [
         ("f6", "FC_Clustering", ("n", "reading"),
          lambda s, k, g: figure6([int(s[0])], reps=k, reading=s[1], rng=g, fallback=fallback)),
@@ -116,7 +114,7 @@ def _topup_jobs(seed: int, fallback: str) -> list[tuple]:
     ]
 
 
-def top_up(raw: dict[str, pd.DataFrame], reps: int = 30, *, seed: int = 0,
+def top_up(raw: dict[str, pd.DataFrame], reps: int = 30, *, runners, seed: int = 0,
            save: Path | None = None, progress: bool = False) -> dict[str, pd.DataFrame]:
     """Add repetitions to stored Fig. 6 / Fig. 7 left runs until every setting has ``reps``.
 
@@ -141,11 +139,9 @@ def top_up(raw: dict[str, pd.DataFrame], reps: int = 30, *, seed: int = 0,
         raise MixedVersionsError(
             f"the saved Fig. 6 / 7 left runs are of code version {', '.join(sorted(stale))}, this "
             f"checkout is {version}: a top-up would mix them; re-run the figures instead")
-    from dpcore.reproduce.friendlycore import FALLBACK
-
     fallback = raw["f6"]["fc_fallback"].iloc[0] if "fc_fallback" in raw.get(
         "f6", pd.DataFrame()) else FALLBACK
-    for j, (panel, method, cols, run) in enumerate(_topup_jobs(seed, fallback)):
+    for j, (panel, method, cols, run) in enumerate(_topup_jobs(seed, fallback, runners)):
         df = raw.get(panel)
         if df is None or df.empty:
             continue

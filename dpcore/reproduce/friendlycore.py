@@ -9,11 +9,17 @@ pandas DataFrame:
   FC_Avg vs CoinPress (and the plain Gaussian mechanism) on N(0, I_d) data, ρ = 1, δ = 1e-8,
   trimmed mean (0.1–0.9 quantiles) of the ℓ2 error.
 * :func:`figure6` — Fig. 6: d = 2, k = 8, normalised k-means loss 1 − X/Y vs n, FC_Clustering
-  (ρ = 0.99, DPLloyd backup with ρ = 0.01) vs :class:`~dpcore.mechanisms.lloyd.estimator.DPLloyd`.
+  (ρ = 0.99, backup with ρ = 0.01: the paper's LSH_Clustering, :data:`FALLBACK`) vs
+  :class:`~dpcore.mechanisms.lloyd.estimator.DPLloyd`; claims judged on FriendlyCore's own runs.
 * :func:`figure7_left` — Fig. 7 left: k = 5 Gaussian mixture, labelling failure vs d, PCA oracle.
 * :func:`claims` — spec §6 claims, each with its measured numbers and a verdict.
 * :func:`audits` — privacy audits of the zCDP filter and friendly_mean
   (:mod:`dpcore.reproduce._friendlycore_audits`).
+
+Every saved row carries its code version (:mod:`dpcore.reproduce._versions`); ``--from-raw DIR``
+refuses a figure whose runs mix versions (``--withdraw-mixed`` leaves such figures out and lists
+them). A full re-run of every figure with one version is this module without options: about
+45 min on the idle 2-core machine (:data:`RERUN_TIMES`).
 
 Settings the paper does not give (axis ranges, CoinPress's iteration count in Fig. 5(3)) follow the
 spec (``../shared/spec/friendlycore.md`` §5) and are listed in the report.
@@ -45,13 +51,14 @@ from dpcore.privacy.guarantees import PrivacyLeakWarning
 from dpcore.reproduce._friendlycore_audits import audits
 from dpcore.reproduce._friendlycore_report import FINDINGS
 from dpcore.reproduce._friendlycore_store import (
+    FALLBACK,
     FIGURES,
     load_raw,
     run_stamp,
     stamp_runs,
-    top_up,
     withdraw_mixed,
 )
+from dpcore.reproduce._friendlycore_store import top_up as _top_up
 from dpcore.reproduce._report import markdown_table, report_dir
 from dpcore.reproduce._versions import MixedVersionsError, check_one_version
 
@@ -76,9 +83,6 @@ ROOT = REPO_ROOT
 REPORT_DIR = ROOT / "docs" / "reproduction"
 REPORT_NAME = "friendlycore.md"
 RHO, DELTA = 1.0, 1e-8
-#: FC_Clustering's backup after a failure: the paper's is LSH_Clustering (Sec. 6.2), at the
-#: reserved ρ = 0.01 (``FriendlyCoreKMeans(fallback="lsh")``); ``"dplloyd"`` was the stand-in.
-FALLBACK = "lsh"
 
 
 def fc_radius(d: int, n: int) -> float:
@@ -404,6 +408,11 @@ RERUN_TIMES = (
     "(10 runs), "
     "the rest a few minutes. At the load of 10–19 seen while it ran here, Fig. 6 alone took "
     "23 min, so the run was stopped before Fig. 7 and is left to the lead.")
+
+
+def top_up(raw: dict[str, pd.DataFrame], reps: int = 30, **kw) -> dict[str, pd.DataFrame]:
+    """:func:`dpcore.reproduce._friendlycore_store.top_up` with this module's runners."""
+    return _top_up(raw, reps, runners=sys.modules[__name__], **kw)
 
 
 def run_all(quick: bool, seed: int = 0, timings: dict | None = None,

@@ -295,3 +295,28 @@ def test_importance_c11_states_the_effect_size():
         runs = _imp_runs(level, level, sd=0.0)
         tab = imp.claims_table({"covertype": runs}, FIG2, _timing(4.3), CHECKS, 10.0)
         assert word in tab.set_index("claim").loc["C11", "measured"]
+
+
+# --- FriendlyCore App. A (covariance) ---------------------------------------------------------
+
+
+def _cov_runs(dists, gap=1e-10) -> pd.DataFrame:
+    return pd.DataFrame({"rep": range(len(dists)), "dist": dists, "nonprivate_dist": 0.001,
+                         "scale_gap": [gap] + [np.nan] * (len(dists) - 1)})
+
+
+def _cov_verdicts(runs) -> list[str]:
+    from dpcore.reproduce._friendlycore_covariance import covariance_claims
+
+    return list(covariance_claims(runs, None).verdict)
+
+
+def test_covariance_accuracy_counts_bottom_as_a_failure():
+    """Weak variant: ⊥ runs dropped before the median (one answer in ten would then
+    'reproduce' Theorem A.2). ⊥ counts as +∞; estimates within 0.1 reproduce it, beyond do not;
+    a scale gap above round-off is not scale invariance."""
+    assert _cov_verdicts(_cov_runs([0.03, 0.04, 0.05, 0.06])) == ["reproduced", "reproduced"]
+    assert _cov_verdicts(_cov_runs([0.05] + [np.nan] * 9))[0] == "not reproduced"
+    assert _cov_verdicts(_cov_runs([0.05, np.nan, np.nan]))[0] == "inconclusive"  # 3 runs
+    assert _cov_verdicts(_cov_runs([0.2, 0.3, 0.25, 0.4]))[0] == "not reproduced"
+    assert _cov_verdicts(_cov_runs([0.03, 0.04], gap=1e-3))[1] == "not reproduced"

@@ -10,7 +10,8 @@ reason ``matrixDist`` is used). Checked here, each by a stated rule:
   (:mod:`dpcore.reproduce._verdicts`; a ⊥ counts as +∞), on Σ with ‖Σ‖ = 10⁶ and condition
   number 10⁶, with the success share and its Clopper–Pearson interval beside it;
 * scale invariance: the same seed on the rows ×10⁴ (Σ × 10⁸) gives Σ̂ × 10⁸ (matrixDist of the
-  rescaled estimates below 1e-9);
+  rescaled estimates below 1e-6: far below the 0.1 of Theorem A.2, above the round-off of a
+  matrix of condition number 10⁶, ≈ 10⁶ × 2⁻⁵² ≈ 2e-10 per operation);
 * privacy: :func:`dpcore.privacy.audit.audit_epsilon` on FriendlyCovariance at the edge of its
   lemma (a database of matrices and its neighbour whose means are γ apart), next to a variant
   with η / 1000 that the audit must flag.
@@ -126,8 +127,9 @@ def covariance_claims(runs: pd.DataFrame, audit: pd.DataFrame | None) -> pd.Data
                         f"{runs['nonprivate_dist'].median():.4f}"}]
     gap = float(runs["scale_gap"].dropna().iloc[0]) if runs["scale_gap"].notna().any() \
         else math.nan
-    rows.append({"claim": "scale invariance: Σ × 10⁸ gives Σ̂ × 10⁸ (rule: matrixDist < 1e-9)",
-                 "verdict": "reproduced" if gap < 1e-9 else "not reproduced",
+    rows.append({"claim": "scale invariance: Σ × 10⁸ gives Σ̂ × 10⁸ (rule: matrixDist < 1e-6, "
+                          "round-off at condition number 10⁶ aside)",
+                 "verdict": "reproduced" if gap < 1e-6 else "not reproduced",
                  "numbers": f"matrixDist(Σ̂(10⁴X)/10⁸, Σ̂(X)) = {gap:.2e}"})
     if audit is not None and len(audit):
         good = audit[~audit.mechanism.str.contains("bug")]

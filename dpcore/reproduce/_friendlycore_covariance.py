@@ -7,7 +7,7 @@ guarantee, (ii) Theorem A.2, utility: with n = m·t rows of N(0, Σ), Σ ≻ 0 a
 reason ``matrixDist`` is used). Checked here, each by a stated rule:
 
 * utility: the median over the runs of ``matrixDist(Σ̂, Σ)`` below 0.1 by the bootstrap rule
-  (:mod:`dpcore.reproduce._verdicts`; a ⊥ counts as +∞), on Σ with ‖Σ‖ = 10⁶ and condition
+  (:mod:`dpcore.reproduce._verdicts`; a ⊥ counts as a distance of 1e100), on Σ with ‖Σ‖ = 10⁶ and condition
   number 10⁶, with the success share and its Clopper–Pearson interval beside it;
 * scale invariance: the same seed on the rows ×10⁴ (Σ × 10⁸) gives Σ̂ × 10⁸ (matrixDist of the
   rescaled estimates below 1e-6: far below the 0.1 of Theorem A.2, above the round-off of a
@@ -115,7 +115,8 @@ def covariance_claims(runs: pd.DataFrame, audit: pd.DataFrame | None) -> pd.Data
     """App. A's statements judged by the rules of the module docstring."""
     from dpcore.privacy.audit import clopper_pearson
 
-    dist = runs["dist"].fillna(np.inf).to_numpy(float)
+    dist = runs["dist"].fillna(1e100).to_numpy(float)  # ⊥: worse than any estimate (finite: the
+    # bootstrap quantiles of +∞ would be NaN)
     c = compare(f"median matrixDist(Σ̂, Σ)/{ACCURACY:g}", dist, np.array([ACCURACY]))
     ok = int((dist <= ACCURACY).sum())
     lo, hi = (float(v[0]) for v in clopper_pearson(np.array([ok]), dist.size, 0.05))

@@ -378,7 +378,7 @@ def write_report(path: Path, raw: dict[str, pd.DataFrame], *, audits: pd.DataFra
         *(["## Withdrawn figures (runs of mixed code versions)", "",
             *(f"* **{fig}** — {why} Its claims are not judged here; "
               "`python -m dpcore.reproduce.friendlycore` re-runs every figure with one version "
-              "(about 45 min on the idle 2-core machine; see the timings)."
+              "(about 50 min on the idle 2-core machine; see the timings)."
               for fig, why in meta.get("withdrawn", {}).items()), ""]
           if meta.get("withdrawn") else []),
         "## Differences from the paper",

@@ -402,9 +402,9 @@ def claims(raw: dict[str, pd.DataFrame]) -> pd.DataFrame:
 #: What a full re-run costs (measured 26 Nov 2026, this checkout, FC_Clustering's backup DPLloyd).
 RERUN_TIMES = (
     "Assembled from saved runs. A full re-run (`python -m dpcore.reproduce.friendlycore`, every "
-    "figure at the paper's repetitions, one code version) takes about 45 min on the idle 2-core "
+    "figure at the paper's repetitions, one code version) takes about 50 min on the idle 2-core "
     "machine: per repetition of all settings, Fig. 6 ≈ 11 s + LSH ≈ 4 s (30 reps: ≈ 8 min), "
-    "Fig. 7 left ≈ 41 s + LSH ≈ 10 s (≈ 25 min), Fig. 5 ≈ 2.6 min, App. A ≈ 35 s per run "
+    "Fig. 7 left ≈ 41 s + LSH ≈ 10 s (≈ 25 min), Fig. 5 ≈ 2.6 min, App. A ≈ 60 s per run "
     "(10 runs), "
     "the rest a few minutes. At the load of 10–19 seen while it ran here, Fig. 6 alone took "
     "23 min, so the run was stopped before Fig. 7 and is left to the lead.")

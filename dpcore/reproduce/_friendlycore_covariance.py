@@ -7,8 +7,9 @@ guarantee, (ii) Theorem A.2, utility: with n = m·t rows of N(0, Σ), Σ ≻ 0 a
 reason ``matrixDist`` is used). Checked here, each by a stated rule:
 
 * utility: the median over the runs of ``matrixDist(Σ̂, Σ)`` below 0.1 by the bootstrap rule
-  (:mod:`dpcore.reproduce._verdicts`; a ⊥ counts as a distance of 1e100), on Σ with ‖Σ‖ = 10⁶ and condition
-  number 10⁶, with the success share and its Clopper–Pearson interval beside it;
+  (:mod:`dpcore.reproduce._verdicts`; a ⊥ counts as a distance of 1e100), on Σ with
+  ‖Σ‖ = 10⁶ and condition number 10⁶, with the success share and its Clopper–Pearson interval
+  beside it;
 * scale invariance: the same seed on the rows ×10⁴ (Σ × 10⁸) gives Σ̂ × 10⁸ (matrixDist of the
   rescaled estimates below 1e-6: far below the 0.1 of Theorem A.2, above the round-off of a
   matrix of condition number 10⁶, ≈ 10⁶ × 2⁻⁵² ≈ 2e-10 per operation);

@@ -8,7 +8,7 @@ import pytest
 
 from dpcore.reproduce import _versions as V
 from dpcore.reproduce import friendlycore as fc_rep
-from dpcore.reproduce._friendlycore_store import FIGURES, VERSION_ROOTS, stamp_runs, top_up
+from dpcore.reproduce._friendlycore_store import FIGURES, VERSION_ROOTS, stamp_runs
 
 
 def _f6(version: str | None, reps=range(3), method="FC_Clustering") -> pd.DataFrame:
@@ -53,7 +53,7 @@ def test_the_rebuild_command_refuses_mixed_saved_runs(tmp_path, capsys):
 def test_a_top_up_of_another_versions_runs_is_refused_before_running():
     """Bug: topping up stored runs of an older version (the review's mixed Fig. 6)."""
     with pytest.raises(V.MixedVersionsError, match="would mix"):
-        top_up({"f6": _f6("0ld0ld0ld0ld")}, 5)
+        fc_rep.top_up({"f6": _f6("0ld0ld0ld0ld")}, 5)
 
 
 def test_runs_are_stamped_with_the_source_hash_and_commit():

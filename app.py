@@ -33,6 +33,7 @@ from pages._common import (
     ledger,
 )
 from pages._lifecycle import start_reaper
+from pages._login import login_gate
 
 ROOT = Path(__file__).resolve().parent
 
@@ -97,12 +98,13 @@ def budget_sidebar() -> None:
         if not is_release_mode() and budget_from_state() != led.budget:
             ss["ledger"] = led = PrivacyLedger(budget_from_state())
     remaining = led.remaining()
-    spent_eps = led.budget.epsilon - remaining.epsilon
+    total = led.allowance() if hasattr(led, "allowance") else led.budget  # an analyst's share
+    spent_eps = total.epsilon - remaining.epsilon
     n = len(led)
     st.metric("Budget remaining", f"ε {remaining.epsilon:.3g}",
               delta=f"-{spent_eps:.3g} spent in {n} release(s)" if n else None,
               delta_color="off")
-    st.progress(min(max(spent_eps / led.budget.epsilon, 0.0), 1.0) if led.budget.epsilon else 0.0)
+    st.progress(min(max(spent_eps / total.epsilon, 0.0), 1.0) if total.epsilon else 0.0)
 
 
 def sidebar() -> None:
@@ -202,7 +204,10 @@ init_state()
 start_reaper()  # once per server: closed sessions' memory goes back (pages/_lifecycle.py)
 for _msg in url_messages:
     st.warning(md_text(_msg), icon=":material/link_off:")
-nav = st.navigation(navigation_pages())
+logged_in = login_gate()  # a curator deployment: named analysts only (pages/_login.py)
+nav = st.navigation(navigation_pages(), position="sidebar" if logged_in else "hidden")
+if not logged_in:
+    st.stop()
 with st.sidebar:
     sidebar()
 nav.run()

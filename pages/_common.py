@@ -172,25 +172,13 @@ def public_description(key: str, df: pd.DataFrame):
 def release_door():
     """The :class:`dpcore.release.door.ReleaseDoor` of the data in use (release mode), or None with
     the reason shown. The only object through which a release-mode page reaches the data."""
-    import os
-    import sys
-
-    from dpcore.release.curator import ENV
-
     dep = curator()
-    if dep is not None:
-        try:
-            door = _curator_door(str(dep.data), str(dep.schema), os.environ[ENV["budget"]],
-                                 str(dep.ledger_dir or ""), dep.dataset, dep.allow_random_dp)
-            door.ledger.verify()  # a ledger moved, replaced or edited since: refuse, every time
-            return door
-        except Exception as exc:  # the reason goes to the curator's terminal, not the page
-            print(f"dpcore: the private data set cannot be opened: {exc}", file=sys.stderr)
-            st.error("The private data set cannot be opened; the curator sees why in the "
-                     "server log.")
-            return None
-    from dpcore.privacy.ledger import LastingLedger, dataset_key
+    if dep is not None:  # the logged-in analyst's door (pages/_login.py)
+        from pages._login import analyst_door
+
+        return analyst_door(dep)
     from dpcore.release.door import ReleaseDoor
+    from pages._release import own_ledger
 
     key = st.session_state.get("data") or DATA_KEYS[0]
     df, _, title = raw_frame(key)
@@ -217,14 +205,10 @@ def release_door():
     memo = st.session_state.get("_door")
     if memo is not None and memo[0] == memo_key:
         return memo[1]
-    try:
-        dkey = dataset_key(df, desc)
-    except TypeError:  # unhashable cells: fall back to the text of the table
-        dkey = dataset_key(df.astype(str), desc)
-    try:
-        led = LastingLedger(dkey, budget, name=title)
-    except ValueError:  # this data set's ledger already holds releases: its budget stands
-        led = LastingLedger(dkey, name=title)
+    up = st.session_state.get("uploaded") or {}
+    led = own_ledger(str(up.get("name") or title) if key == UPLOAD else key, desc, budget)
+    if led is None:
+        return None
     door = ReleaseDoor(df, desc, led)
     st.session_state["_door"] = (memo_key, door)
     return door
@@ -304,7 +288,7 @@ def default_spec(key: str, df: pd.DataFrame) -> dict[str, Any]:
         ds = SAMPLE_DATASETS[key]
         geo = box_geometry(ds.bounds)
         return {"columns": list(ds.columns), "center": list(geo.center), "radius": geo.radius,
-                "radius_from": "public bounds (longitude ∈ [-180, 180], latitude ∈ [-90, 90])",
+                "radius_from": f"public bounds ({ds.bounds_from})",
                 "radius_source": "public_bounds"}
     if key == SYNTHETIC:
         mix = mixture_params()

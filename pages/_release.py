@@ -80,9 +80,10 @@ def release_control(page: str, label: str, parts: Callable[[], list[tuple[str, d
         door = door_or_stop()
         try:
             todo = parts()
-            out = door.release_many([(m, p) for m, p, _ in todo], labels=[lab for *_, lab in todo])
+            out = door.release_many([(m, p) for m, p, _ in todo], labels=[lab for *_, lab in todo],
+                                    origin=page)
         except (ReleaseRefused, BudgetExceededError, TypeError) as exc:
-            st.session_state.setdefault("release_refusals", {})[page] = str(exc)
+            st.session_state.setdefault("release_refusals", {})[page] = _refusal_text(exc)
         else:
             st.session_state.setdefault("release_refusals", {}).pop(page, None)
             st.session_state["releases"][page] = out
@@ -92,9 +93,61 @@ def release_control(page: str, label: str, parts: Callable[[], list[tuple[str, d
         st.error(f"Release refused, nothing was charged or computed: {md_text(refusal)}")
 
 
+def _refusal_text(exc: BaseException) -> str:
+    """A refusal's public reason; a ledger that cannot be used says what kind of failure."""
+    from dpcore.core.errors import LedgerError
+    from dpcore.privacy.ledger_file import public_reason
+
+    cause = exc.__cause__
+    if isinstance(cause, LedgerError):
+        return f"{exc} (The ledger: {public_reason(cause)}.)"
+    return str(exc)
+
+
 def releases_of(page: str) -> list[Release]:
+    """The page's last release: this session's, else the one the lasting ledger kept (a reload
+    or a new session of the same analyst shows it again)."""
     rel = st.session_state["releases"].get(page)
-    return rel if isinstance(rel, list) else []
+    if isinstance(rel, list):
+        return rel
+    from pages._common import is_release_mode, release_door
+
+    if not is_release_mode():
+        return []
+    door = release_door()
+    group = getattr(door.ledger, "last_group", None) if door is not None else None
+    if group is None:
+        return []
+    from dpcore.core.errors import LedgerError
+    from dpcore.privacy.guarantees import guarantee_from_dict
+    from dpcore.privacy.ledger_outputs import output_arrays
+
+    try:
+        recs = group(page, door.ledger.analyst)
+    except LedgerError:  # the page's own door check says why
+        return []
+    return [Release(output_arrays(r["output"]), guarantee_from_dict(r["_guarantee"]), r["label"])
+            for r in recs]
+
+
+def own_ledger(name: str, description, budget):
+    """The dashboard's own release mode (the analyst is their own curator): the lasting ledger
+    of the data set called ``name`` (:func:`dpcore.release.curator.release_ledger`), or None
+    with the reason shown."""
+    import sys
+
+    from dpcore.core.errors import LedgerError
+    from dpcore.release.curator import release_ledger
+    from pages._login import ledger_message
+
+    try:
+        return release_ledger(name, description, budget, keep_stored_budget=True)
+    except LedgerError as exc:
+        print(f"dpcore: the privacy ledger cannot be used: {exc}", file=sys.stderr)
+        st.error(ledger_message(exc))
+    except ValueError as exc:  # e.g. a file name that cannot name a data set
+        st.error(f"Release mode cannot open this data set's ledger: {md_text(exc)}")
+    return None
 
 
 def show_releases(page: str, door: ReleaseDoor, *, plane: Sequence[str] | None = None) -> None:
@@ -104,7 +157,7 @@ def show_releases(page: str, door: ReleaseDoor, *, plane: Sequence[str] | None =
     """
     rels = releases_of(page)
     if not rels:
-        st.info("Nothing released from this page yet in this session.")
+        st.info("Nothing released from this page yet.")
         return
     cols = list(door.description.columns)
     with st.container(key=f"dpout_{page}"):
@@ -323,41 +376,103 @@ def proxy_dataset():
                            n=PROXY_ROWS, d=door.d)
 
 
+def _totals_rows(acc, share: dict | None) -> list[dict[str, str]]:
+    """Both totals of each account (issue 22 item 3), and of the analyst's own share."""
+    rows = [{"account": "DP (data set)", "basic composition": str(acc.dp_basic),
+             "tight (Rényi filter)": "—" if acc.dp_tight is None else str(acc.dp_tight),
+             "refuses by": acc.refuses_by, "budget": str(acc.dp_budget)}]
+    if acc.random_budget is not None:
+        rows.append({"account": "random DP (data set)",
+                     "basic composition": str(acc.random) if acc.random_entries else "none",
+                     "tight (Rényi filter)": "— (not composed in RDP)",
+                     "refuses by": "basic", "budget": str(acc.random_budget)})
+    if share is not None:
+        rows.append({"account": f"DP: your share ({share['analyst']})",
+                     "basic composition": str(share["basic"]),
+                     "tight (Rényi filter)": share["tight"] or "—",
+                     "refuses by": "the data set's rule", "budget": str(share["allocation"])})
+        if share["random"] is not None:
+            rows.append({"account": f"random DP: yours ({share['analyst']})",
+                         "basic composition": share["random"], "tight (Rényi filter)": "—",
+                         "refuses by": "the data set's account", "budget": "—"})
+    return rows
+
+
+def _output_text(rec: dict, description) -> str:
+    """A kept output in the table's units (rounded), or ⊥."""
+    from dpcore.release.curator import table_units
+
+    if rec["output"] is None:
+        return "⊥"
+    out = table_units(rec["output"], description)
+    return json.dumps({k: v if not isinstance(v, list) else np.round(
+        np.asarray(v, dtype=float), 5).tolist() for k, v in out.items()}, default=str)[:2000]
+
+
+#: What the ledger's JSON download says of each release (its DP output has its own download).
+_PUBLIC_FIELDS = ("label", "mechanism", "params", "guarantee", "account", "analyst", "origin")
+
+
 def ledger_release_view(*, curator: bool) -> None:
-    """The lasting ledger of the data set: entries (no seed, no time), totals, export."""
+    """The lasting ledger of the data set: totals (basic and tight, per account; the analyst's
+    own share in a curator deployment), entries with their kept DP outputs (an analyst sees only
+    their own), export. No seed, no time."""
     from dpcore.app import plots
+    from dpcore.privacy.ledger_outputs import ANY
     from pages._common import ledger
 
-    led = ledger().snapshot()
-    acc, remaining = led.accounts(), led.remaining()
-    spent = acc.dp_spent
+    lasting = ledger()
+    led = lasting.snapshot()
+    analyst = getattr(lasting, "analyst", None)
+    acc, remaining = led.accounts(), lasting.remaining()
+    total = lasting.allowance() if hasattr(lasting, "allowance") else led.budget
+    share = lasting.share_accounts(analyst) if analyst is not None else None
     c1, c2, c3 = st.columns(3)
-    c1.metric("ε budget", f"{led.budget.epsilon:.4g}")
-    c2.metric("ε spent (DP account)", f"{spent.epsilon:.4g}",
+    c1.metric("ε budget" if share is None else "ε of your share", f"{total.epsilon:.4g}")
+    c2.metric("ε spent (DP account)", f"{total.epsilon - remaining.epsilon:.4g}",
               help=f"refusals use the {acc.refuses_by} total")
     c3.metric("ε remaining", f"{remaining.epsilon:.4g}")
     tight = "" if acc.dp_tight is None else f"; tight (Rényi filter over the parts) {acc.dp_tight}"
-    st.markdown(f"**Budget** {led.budget} · **DP account** spent {spent} ({acc.refuses_by}; "
-                f"basic composition {acc.dp_basic}{tight}) · **remaining** {remaining}")
+    st.markdown(f"**Budget** {led.budget} · **DP account** spent {acc.dp_spent} "
+                f"({acc.refuses_by}; basic composition {acc.dp_basic}{tight}) · **remaining** "
+                f"{led.remaining()}")
     if acc.random_budget is not None:
         st.markdown(f"**Random-DP account** {acc.random} over {acc.random_entries} release(s), "
                     f"against {acc.random_budget}; these releases are not in the DP account.")
         st.caption(RANDOM_DP_CAVEAT)
-    _show(plots.budget_bar(led.budget.epsilon - remaining.epsilon, led.budget.epsilon),
-          "ledger_bar")
-    rows = [{"#": i + 1, "label": e.label, "guarantee": str(e.guarantee),
-             "account": "random DP" if e.account == "random" else "DP",
-             "parts": len(e.parts) if e.parts else 1,
-             "parameters": json.dumps(e.params, sort_keys=True, default=str)}
-            for i, e in enumerate(led.entries)]
+    st.table(pd.DataFrame(_totals_rows(acc, share)).set_index("account"))
+    _show(plots.budget_bar(total.epsilon - remaining.epsilon, total.epsilon), "ledger_bar")
+    recs = lasting.records(analyst if analyst is not None else ANY)
+    rows = [{"#": i + 1, "label": r["label"], "guarantee": r["guarantee"],
+             "account": "random DP" if r["account"] == "random" else "DP",
+             "parameters": json.dumps(r["params"], sort_keys=True, default=str)}
+            for i, r in enumerate(recs)]
+    if share is not None:
+        st.caption("Your releases (each analyst sees only their own; the totals above count "
+                   "every analyst's).")
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True)
+        desc = door_or_stop().description
+        kept = [{"#": i + 1, "released output (table units)": _output_text(r, desc),
+                 "label": r["label"]} for i, r in enumerate(recs) if r["kept"]]
+        if kept:
+            with st.container(key="dpout_ledger"):  # kept DP outputs (⊥ included)
+                st.caption("Released outputs, kept with their entries (public once released).")
+                st.dataframe(pd.DataFrame(kept), hide_index=True)
+                st.download_button(
+                    "Released outputs (JSON)", json.dumps(
+                        [{"#": k["#"], "label": k["label"],
+                          "output": json.loads(k["released output (table units)"])
+                          if k["released output (table units)"] != "⊥" else None}
+                         for k in kept], indent=2), file_name="released_outputs.json",
+                    mime="application/json", key="dpout_ledger_outputs", on_click="ignore",
+                    icon=":material/download:")
     else:
         st.write("No release recorded yet.")
     doc = {"budget": led.budget.as_dict(), "total": led.total().as_dict(),
            "remaining": remaining.as_dict(), "accounts": acc.as_dict(),
-           "entries": [{"label": e.label, "guarantee": e.guarantee.as_dict(), "params": e.params}
-                       for e in led.entries]}
+           "share": share,
+           "entries": [{k: v for k, v in r.items() if k in _PUBLIC_FIELDS} for r in recs]}
     st.download_button("Ledger (JSON)", json.dumps(doc, indent=2, default=str),
                        file_name="privacy_ledger.json", mime="application/json",
                        key="ledger_json", on_click="ignore", icon=":material/download:")

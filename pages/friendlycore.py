@@ -9,12 +9,7 @@ import numpy as np
 import streamlit as st
 
 from dpcore.app import plots
-from dpcore.app.advice import (
-    MAX_EXACT_ROWS,
-    estimate_fit_seconds,
-    friendly_kmeans_plan,
-    friendly_mean_plan,
-)
+from dpcore.app.advice import MAX_EXACT_ROWS, friendly_mean_plan
 from dpcore.core.text import md_text
 from dpcore.mechanisms.baselines.kv18 import kv18_mean
 from dpcore.mechanisms.friendlycore import (
@@ -24,6 +19,12 @@ from dpcore.mechanisms.friendlycore import (
     friendly_mean,
 )
 from dpcore.mechanisms.friendlycore.averaging import rho_for_epsilon
+from dpcore.mechanisms.friendlycore.planning import (
+    MAX_PARTS,
+    estimated_seconds,
+    kmeans_plan,
+    suggest,
+)
 from dpcore.mechanisms.friendlycore.sampling import poisson_rate, poisson_rows
 from dpcore.privacy.guarantees import PureDP
 from dpcore.release.runconfig import release_frame
@@ -66,7 +67,31 @@ if is_release_mode():  # through the release door only (pages/_release.py)
     friendlycore_release_view()
     st.stop()
 ds = require_dataset()
-eps = float(ss["eps"])
+k = int(ss["k"])
+#: The generated sample in FriendlyCore's regime (dpcore.data.datasets.friendlycore_mixture).
+FC_SAMPLE = "fc_mixture"
+
+# This page's ε: the sidebar's, or the smallest ε of the grid at which FriendlyCore works on the
+# declared n (public inputs only: n, k, δ; the reason is shown in one sentence).
+sugg = suggest(ds.n, k, epsilon=float(ss["eps"]), delta=1e-6, mean_rows=min(ds.n, MAX_EXACT_ROWS),
+               grid=EPSILON_GRID)
+FC_EPS_KEY = f"fc_eps_{ds.key}_{ds.n}_{k}_{float(ss['eps']):g}"
+eps = float(st.select_slider(
+    "FriendlyCore ε (this page)", EPSILON_GRID, value=sugg.epsilon or float(ss["eps"]),
+    **keep(FC_EPS_KEY),
+    help="FriendlyCore needs many rows per unit of privacy (its noisy threshold must stay below "
+         "the friend counts), so this page suggests its own ε for the declared number of rows; "
+         "the sidebar's ε is the starting point."))
+st.caption(sugg.reason)
+if not sugg.clustering_ok:
+    b1, b2, _ = st.columns([2, 1, 1])
+    if ds.key != FC_SAMPLE:
+        b1.button("Use the generated 200k-row mixture", key="fc_use_big", on_click=_apply,
+                  args=({"data": FC_SAMPLE},), icon=":material/dataset:")
+    k_fit = kmeans_plan(ds.n, k, epsilon=max(EPSILON_GRID), delta=1e-6).k_max
+    if 1 <= k_fit < k:
+        b2.button(f"Use k = {k_fit}", key="fc_use_k", on_click=_apply, args=({"k": k_fit},),
+                  icon=":material/tune:")
 
 c1, c2, c3, c4 = st.columns(4)
 plan0 = friendly_mean_plan(ds.n, epsilon=eps, delta=1e-6, radius=float(ds.radius),
@@ -77,12 +102,17 @@ n_used = c1.number_input("Expected points used (Poisson sample)", min(100, ds.n)
                               f"{MAX_EXACT_ROWS:,} rows a Poisson sample (each row kept "
                               "independently, its privacy amplification accounted) keeps the "
                               "page fast.")
-r = c2.number_input("Friend radius r (public)", 1e-9, value=float(f"{plan0.friend_radius:.4g}"),
-                    format="%.4g", **keep(f"fc_r2_{ds.key}_{ds.radius:g}"),
+# Bundled and generated sets (public, clustered around the middle of their box): r = the declared
+# radius, so the points far from the bulk have fewer than half the rows as friends and the core
+# visibly drops them (the paper's picture). Uploads: the ball's diameter (always a core).
+r_default = float(ds.radius) if ds.public else plan0.friend_radius
+r = c2.number_input("Friend radius r (public)", 1e-9, value=float(f"{r_default:.4g}"),
+                    format="%.4g", **keep(f"fc_r3_{ds.key}_{ds.radius:g}"),
                     help="Two points are friends when they are at most r apart. The default is "
-                         "the diameter of the declared ball (every point is a friend of every "
-                         "other), which always leaves a core; a smaller r drops outliers but "
-                         "needs most points to be close together.")
+                         "the declared radius on the bundled data sets (points far from the bulk "
+                         "are dropped) and the ball's diameter on an upload (every point is a "
+                         "friend of every other, which always leaves a core); a smaller r drops "
+                         "more outliers but needs most points to be close together.")
 paradigm = c3.radio("Filter", ["zcdp", "dp"], horizontal=True, **keep("fc_paradigm"),
                     format_func={"zcdp": "private core", "dp": "basic"}.get,
                     help="private core: the core itself is private (zCDP filter), the practical "
@@ -158,7 +188,7 @@ if paradigm == "zcdp" and not plan.feasible:
     st.warning(plan.message + " Meanwhile the basic filter's core is shown below.")
     if plan.epsilon_needed is not None:
         st.button(f"Use ε = {plan.epsilon_needed:g}", key="fc_apply_eps", on_click=_apply,
-                  args=({"eps": plan.epsilon_needed},), icon=":material/tune:")
+                  args=({FC_EPS_KEY: plan.epsilon_needed},), icon=":material/tune:")
     paradigm = "dp"
 if paradigm == "zcdp":
     out = run_mean(ds.fp, int(n_used), float(r), eps, float(delta), seed, X)
@@ -261,23 +291,29 @@ new_draw_button("friendlycore")
 st.subheader("3 · FriendlyCore clustering, step by step")
 st.caption("Split the data into t parts, cluster each part non-privately (k-means++), keep the "
            "tuples of centres that agree with many others (a FriendlyCore over tuples), order "
-           "them consistently, average each position privately, finish with a noisy Lloyd step.")
-k = int(ss["k"])
-kplan = friendly_kmeans_plan(X.shape[0], k, epsilon=eps, delta=float(delta), grid=EPSILON_GRID)
-t_hi = max(2, X.shape[0] // k)
+           "them consistently, average each position privately, finish with a noisy Lloyd step. "
+           "It runs on all rows; if its cores end empty, the paper's backup (LSH clustering, on "
+           "1 % of the budget reserved for it) gives the centres.")
+kplan = kmeans_plan(ds.n, k, epsilon=eps, delta=float(delta), grid=EPSILON_GRID)
+t_hi = max(2, min(MAX_PARTS, ds.n // k))
 t = st.slider("Parts t", 2, t_hi, int(min(max(kplan.t, 2), t_hi)),
-              **keep(f"fc_t2_{X.shape[0]}_{k}_{eps:g}"),
+              **keep(f"fc_t3_{ds.n}_{k}_{eps:g}_{float(delta):g}"),
               help="More parts make the private agreement between parts easier to detect, "
-                   "but each part then has fewer points to find the clusters in.")
-if not kplan.feasible:
-    st.warning(kplan.message + " If it fails, the centres come from a private Lloyd fallback.")
-    b1, b2, _ = st.columns([1, 1, 2])
+                   "but each part then has fewer rows to find the clusters in.")
+if kplan.feasible:
+    st.caption(kplan.reason)
+else:  # advice with one-click changes, not an error: the page's other views stand
+    st.info(kplan.message)
+    b1, b2, b3 = st.columns(3)
     if kplan.epsilon_needed is not None:
         b1.button(f"Use ε = {kplan.epsilon_needed:g}", key="fc_km_apply_eps", on_click=_apply,
-                  args=({"eps": kplan.epsilon_needed},), icon=":material/tune:")
+                  args=({FC_EPS_KEY: kplan.epsilon_needed},), icon=":material/tune:")
     if 1 <= kplan.k_max < k:
         b2.button(f"Use k = {kplan.k_max}", key="fc_km_apply_k", on_click=_apply,
                   args=({"k": kplan.k_max},), icon=":material/tune:")
+    if ds.key != FC_SAMPLE:
+        b3.button("Use the generated 200k-row mixture", key="fc_km_big", on_click=_apply,
+                  args=({"data": FC_SAMPLE},), icon=":material/dataset:")
 
 
 def run_kmeans(k: int, eps: float, delta: float, radius: float, t: int, seed: int, X) -> dict:
@@ -285,7 +321,7 @@ def run_kmeans(k: int, eps: float, delta: float, radius: float, t: int, seed: in
         warnings.simplefilter("always")
         try:
             km = FriendlyCoreKMeans(k, epsilon=eps, delta=delta, radius=radius, t=t,
-                                    fallback="dplloyd", rng=seed).fit(X)
+                                    fallback="lsh", rng=seed).fit(X)
         except ValueError as exc:
             return {"error": str(exc)}
     return {k_: getattr(km, k_, None) for k_ in (
@@ -294,11 +330,12 @@ def run_kmeans(k: int, eps: float, delta: float, radius: float, t: int, seed: in
         "warnings": [str(w.message) for w in caught]}
 
 
-km_key = (ds.fp, int(n_used), k, eps, float(delta), float(ds.radius), int(t), seed)
-job = run_panel("fc_km", key=km_key, seconds=estimate_fit_seconds(
-                    "FriendlyCore k-means", X.shape[0], ds.d, k),
-                fn=lambda: run_kmeans(*km_key[2:], X), label="Run FriendlyCore clustering",
-                button_key="fc_km_run", auto=False)
+km_key = (ds.fp, ds.n, k, eps, float(delta), float(ds.radius), int(t), seed)
+if int(t) < kplan.t_needed:  # refused by the estimator's own rule: say what works instead
+    st.stop()
+job = run_panel("fc_km", key=km_key, seconds=estimated_seconds(ds.n, ds.d, k, int(t)),
+                fn=lambda: run_kmeans(*km_key[2:], ds.X), label="Run FriendlyCore clustering",
+                button_key="fc_km_run")
 if job is not None and job.result is not None and job.key[0] == ds.fp:
     km = job.result
     if "error" in km:
@@ -307,13 +344,16 @@ if job is not None and job.result is not None and job.key[0] == ds.fp:
     else:
         show_plain_warnings(km["warnings"])
         if km["failed_"]:
-            st.warning("FriendlyCore clustering found no agreement between the parts, so its own "
-                       "centres were not released"
-                       + ("; the final centres come from the private Lloyd fallback."
-                          if km.get("used_fallback_") else ".")
-                       + " It needs well-separated clusters that every part recovers, and many "
-                       "parts: e.g. the synthetic mixture with 3 components and σ = 0.3, k = 3, "
-                       "ε = 5.")
+            st.info("FriendlyCore clustering found no agreement between the parts, so its own "
+                    "centres were not released"
+                    + ("; the final centres come from the paper's backup, LSH clustering."
+                       if km.get("used_fallback_") else ".")
+                    + " It needs well-separated clusters that every part recovers, such as the "
+                    "generated 200k-row mixture.")
+            if ds.key != FC_SAMPLE:
+                st.button("Use the generated 200k-row mixture", key="fc_km_big_after",
+                          on_click=_apply, args=({"data": FC_SAMPLE},),
+                          icon=":material/dataset:")
             with st.expander("Details"):
                 st.code(km["failure_reason_"])
         tuples = km["tuples_"]
@@ -339,9 +379,6 @@ if job is not None and job.result is not None and job.key[0] == ds.fp:
                                        ds.columns, "friendlycore_kmeans", km["privacy_"]),
                          "friendlycore_centers.csv", "fc_km_csv", label="Centres (CSV)")
         params = {"n_clusters": k, "epsilon": eps, "delta": float(delta),
-                  "radius": float(ds.radius), "t": int(t), "fallback": "dplloyd"}
-        if int(n_used) >= ds.n:
-            export_buttons(config_for("friendlycore_kmeans", params, ds, seed), "fc_km_config")
-        else:
-            st.caption("Run configuration offered when all rows are used.")
+                  "radius": float(ds.radius), "t": int(t), "fallback": "lsh"}
+        export_buttons(config_for("friendlycore_kmeans", params, ds, seed), "fc_km_config")
 from pages._covariance import covariance_panel; covariance_panel(ds, eps, seed)  # noqa: E402, E702, I001

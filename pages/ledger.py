@@ -42,6 +42,10 @@ with st.expander("What the ledger composes"):
         "- **Random-DP account.** Random-DP releases (sensitivity sampler) never enter the DP "
         "account; they add γ by the union bound and need γ > 0 in the total budget (and, in a "
         "curator deployment, the curator's `--random-dp`). " + RANDOM_DP_CAVEAT + "\n"
+        "- **Named analysts** (curator deployments): each spends from the share the curator "
+        "granted; the table of totals shows the data set's and your share's, and the entries "
+        "below are your own releases. Released outputs are kept with their entries, so a "
+        "reload shows them again.\n"
         "- The ledger lasts (SQLite, `DPCORE_LEDGER_DIR`): a reload, a second tab or a server "
         "restart sees the same remaining budget; its file is checked by a hash chain on every "
         "read, and a file moved, replaced or edited is refused.")

@@ -16,6 +16,9 @@ PAGES = ["pages/data.py", "pages/importance.py", "pages/friendlycore.py", "pages
          "pages/utility.py", "pages/sensitivity.py"]
 #: pages whose main figure draws centres or means (a trace beyond the data must be there)
 CENTRES = {"pages/importance.py", "pages/clustering.py"}
+#: data sets on which FriendlyCore clustering cannot work at any ε offered (too few rows for
+#: parts of 10k rows): its page shows the core and the mean, and offers the larger data set
+FC_TOO_SMALL = {"iris", "wine", "breast_cancer", "digits"}
 
 
 @pytest.fixture(autouse=True)
@@ -33,7 +36,7 @@ def _sklearn_csv(name: str) -> bytes:
 
 
 def _open(data: str):
-    if data in ("cities", "earthquakes", "mixture"):
+    if data in ("cities", "earthquakes", "mixture", "fc_mixture"):
         return new_app({"data": data})
     at = new_app()
     at.file_uploader(key="upload").set_value((f"{data}.csv", _sklearn_csv(data), "text/csv"))
@@ -42,7 +45,25 @@ def _open(data: str):
     return at
 
 
-def _check_page(at, page: str) -> None:
+def _trace_names(at) -> set:
+    return {t.get("name") for s in figure_specs(at) for t in s["data"]}
+
+
+def _check_friendlycore(at, data: str) -> None:
+    """FriendlyCore at its defaults (issue 25.1): the friendly core and the private mean on every
+    data set; centres wherever clustering can work; never a warning that the data are too small
+    (the page picks its ε from the declared n). Catches a refusal at the sidebar's ε = 1, a
+    clustering hidden behind a Run button, or a suggestion the mechanisms then refuse."""
+    names = _trace_names(at)
+    assert {"kept", "FriendlyCore private mean"} <= names, (data, names)
+    assert not [w.value for w in at.warning], (data, [w.value for w in at.warning])
+    if data in FC_TOO_SMALL:
+        assert any(b.label == "Use the generated 200k-row mixture" for b in at.button), data
+    else:
+        assert "final centres" in names, (data, names)
+
+
+def _check_page(at, page: str, data: str = "") -> None:
     at.switch_page(page).run()
     where = f"{page}"
     assert not at.exception, (where, at.exception)
@@ -57,13 +78,15 @@ def _check_page(at, page: str) -> None:
     if page in CENTRES:
         names = {t.get("name") for s in specs for t in s["data"]}
         assert names - {"data", "declared radius", None}, (where, names)
+    if page == "pages/friendlycore.py":
+        _check_friendlycore(at, data)
 
 
 @pytest.mark.parametrize("data", ["cities", "iris"])
 def test_every_page_has_a_result_at_defaults(data):
     at = _open(data)
     for page in PAGES:
-        _check_page(at, page)
+        _check_page(at, page, data)
 
 
 @pytest.mark.slow
@@ -71,7 +94,21 @@ def test_every_page_has_a_result_at_defaults(data):
 def test_every_page_has_a_result_at_defaults_more_data(data):
     at = _open(data)
     for page in PAGES:
-        _check_page(at, page)
+        _check_page(at, page, data)
+
+
+@pytest.mark.slow
+def test_friendlycore_shows_the_papers_picture_on_the_generated_mixture():
+    """On the generated 200k-row mixture FriendlyCore clustering itself succeeds at the page's
+    suggested ε: tuples kept by the tuple core, private per-position averages and centres, no
+    backup. Catches a plan whose parts are too small for the per-part k-means to agree."""
+    at = _open("fc_mixture")
+    at.switch_page("pages/friendlycore.py").run()
+    assert not at.exception and not errors(at)
+    _check_friendlycore(at, "fc_mixture")
+    names = _trace_names(at)
+    assert {"tuple centres kept (tuple core)", "private per-position averages"} <= names, names
+    assert not any("backup" in i.value for i in at.info), [i.value for i in at.info]
 
 
 def test_upload_excludes_the_label_and_declares_bounds():

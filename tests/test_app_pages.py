@@ -190,7 +190,12 @@ def test_friendlycore_page_explains_too_small_budget_then_runs(monkeypatch):
     assert mean_csv.columns.tolist() == ["longitude", "latitude", "algorithm", "guarantee"]
     assert len(mean_csv) == 1 and mean_csv.algorithm[0] == "friendly_mean"
     assert mean_csv.guarantee[0].startswith(("ρ", "ε", "("))
+    # the page runs at its own ε for the declared 32,847 rows, saying why (issue 25.1)
+    eps_key = "fc_eps_cities_32847_5_1"
+    assert at.select_slider(key=eps_key).value == 7.0
+    assert any("smallest ε at which" in c.value for c in at.caption)
     # with 3000 rows, ε = 1 is too small: plain words, a result of the basic filter, a button
+    at.select_slider(key=eps_key).set_value(1.0).run()
     at.number_input(key="fc_n_32847").set_value(3000).run()
     assert not at.exception and not errors(at)
     text = " ".join(w.value for w in at.warning)
@@ -199,7 +204,7 @@ def test_friendlycore_page_explains_too_small_budget_then_runs(monkeypatch):
         assert bad not in text
     assert figure_specs(at)  # the basic filter's core is still drawn
     at.button(key="fc_apply_eps").click().run()
-    assert at.session_state["eps"] == 3.0
+    assert at.session_state[eps_key] == 3.0
     assert not at.exception and not errors(at)
     specs = figure_specs(at)
     counts = trace_array(specs[0]["data"][0]["marker"], "color")
@@ -214,13 +219,13 @@ def test_friendlycore_page_explains_too_small_budget_then_runs(monkeypatch):
     at.radio(key="fc_paradigm").set_value("dp").run()
     assert not at.exception
     assert any("none on its own" in c.value for c in at.caption)
-    # FriendlyCore clustering: 3000 rows are too few at ε = 3, k = 5; the page says so in plain
-    # words, offers settings that work, and refuses without an error box
-    assert any("It works with ε ≥" in w.value for w in at.warning)
-    assert at.button(key="fc_km_apply_eps")
-    at.button(key="fc_km_run").click().run()
+    # FriendlyCore clustering (all 32,847 rows) at ε = 1 needs more parts than it accepts: the
+    # page says so in plain words, offers settings that work, and runs nothing (no error box)
+    at.select_slider(key=eps_key).set_value(1.0).run()
     assert not at.exception and not errors(at)
-    assert any("cannot run with these settings" in w.value for w in at.warning)
+    assert any("It works with ε ≥" in i.value for i in at.info)
+    at.button(key="fc_km_apply_eps").click().run()
+    assert at.session_state[eps_key] > 1.0 and not at.exception and not errors(at)
 
 
 def test_friendlycore_page_compares_kv18_at_the_same_rho_in_both_modes():
@@ -235,7 +240,8 @@ def test_friendlycore_page_compares_kv18_at_the_same_rho_in_both_modes():
     assert not at.exception and not errors(at)
     table = next(d.value for d in at.dataframe if "method" in d.value.columns
                  ).set_index("method")
-    rho = rho_for_epsilon(1.0, 1e-6 / 2)
+    eps = at.select_slider(key="fc_eps_cities_32847_5_1").value  # the page's own ε
+    rho = rho_for_epsilon(eps, 1e-6 / 2)
     assert f"ρ = {rho:.4g} zCDP" in table.loc["KV18", "guarantee"]
     assert np.isfinite(table["distance to the true mean of its rows"]).all()
     names = [t["name"] for t in figure_specs(at)[1]["data"]]
@@ -389,8 +395,7 @@ def test_friendlycore_clustering_story_on_separated_mixture():
     at.number_input(key="mix_k").set_value(3).run()
     at.number_input(key="mix_sigma").set_value(0.3).run()
     at.switch_page("pages/friendlycore.py").run()
-    at.slider(key="fc_t2_10000_3_10").set_value(1000).run()
-    at.button(key="fc_km_run").click().run()
+    at.slider(key="fc_t3_10000_3_10_1e-06").set_value(1000).run()  # runs at once (< 2 s)
     assert not at.exception and not errors(at)
     spec = figure_specs(at)[-1]
     traces = {t["name"]: t for t in spec["data"]}

@@ -106,11 +106,13 @@ def test_batched_oracles_find_the_clusters():
     [
         ({"radius": 0.0}, "radius must be finite and > 0"),
         ({"n_clusters": 0}, "n_clusters must be an integer >= 1"),
-        ({"t": 20}, r"t = 20 tuples are too few .* need t >= \d+"),
+        ({"t": 20}, r"t = 20 parts are too few .* need t ≥ [\d,]+; with parts of at least 2k "
+                    r"= 8 rows that is n ≥ [\d,]+ rows"),
+        ({"t": 10**7}, r"t must be an integer from 1 to 10,000: FriendlyCore k-means' work grows"),
         ({"rho": None}, "exactly one of rho"),
         ({"oracle": "nope"}, "oracle must be one of"),
         ({"budget_split": {"lloyd": 1.0}}, "needs positive shares"),
-        ({"fallback": "lsh"}, "fallback must be None"),
+        ({"fallback": "lshx"}, "fallback must be None, 'lsh' or 'dplloyd'"),
     ],
 )
 def test_bad_input(kwargs, match):

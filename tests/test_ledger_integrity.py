@@ -358,9 +358,14 @@ def test_app_shows_an_error_box_not_a_traceback_when_the_ledger_was_edited(tmp_p
                  "DPCORE_PRIVATE_BUDGET": "3,1e-5", "DPCORE_PRIVATE_DATASET": "survey",
                  "DPCORE_LEDGER_DIR": str(ledger_dir)}.items():
         monkeypatch.setenv(k, v)
+    token = open_door(data, schema, "3,1e-5", ledger_dir, dataset="survey").ledger.grant(
+        "ann", ApproxDP(2, 5e-6))  # the curator keeps ε = 1 unallocated
     try:
         at = AppTest.from_file(APP, default_timeout=120)
         at.run()
+        at.text_input(key="login_name").input("ann")
+        at.text_input(key="login_token").input(token)
+        at.button(key="login_submit").click().run()
         at.switch_page("pages/ledger.py").run()
         assert not at.exception and not at.error
         text = " ".join(m.value for m in at.markdown)
@@ -370,6 +375,7 @@ def test_app_shows_an_error_box_not_a_traceback_when_the_ledger_was_edited(tmp_p
              "'{\"type\": \"PureDP\", \"epsilon\": 0.0}' WHERE kind = 'release'")
         at.run()
         assert not at.exception
-        assert any("cannot be opened" in e.value for e in at.error)
+        assert any("ledger cannot be used: its file was moved, replaced or edited" in e.value
+                   for e in at.error)
     finally:
         clear_caches()

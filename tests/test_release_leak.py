@@ -150,6 +150,15 @@ class Session:
                                        "radius_source": "declared"}}
         ss["budget_eps"], ss["budget_delta"], ss["budget_gamma"] = 5.0, 1e-5, 0.1
         self.at.run()
+        if deployment == "curator":  # a named analyst with the whole budget logs in
+            from dpcore.privacy.guarantees import ApproxDP
+            from dpcore.release.curator import open_door
+
+            token = open_door(data, schema, BUDGET, tmp / "ledger").ledger.grant(
+                "analyst", ApproxDP(5.0, 1e-5))
+            self.at.text_input(key="login_name").input("analyst")
+            self.at.text_input(key="login_token").input(token)
+            self.at.button(key="login_submit").click().run()
         if explore_first:  # finding 5: a button explore mode offers, then release mode
             self.click(explore_first)
             radios = [r for r in self.at.sidebar.radio if r.key == "mode"]

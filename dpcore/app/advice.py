@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpcore.mechanisms.friendlycore.planning import KMeansPlan as FriendlyKMeansPlan
 from dpcore.release.registry import variants
 
 __all__ = [
@@ -115,58 +116,21 @@ def friendly_mean_plan(n: int, *, epsilon: float, delta: float, radius: float,
 
 
 def kmeans_t_needed(k: int, epsilon: float, delta: float, *, fallback_share: float = 0.01) -> int:
-    """Fewest parts t for which FriendlyCore k-means' tuple filter can keep tuples."""
-    from dpcore.mechanisms.friendlycore import required_size
-    from dpcore.mechanisms.friendlycore.clustering import _DELTA_SHARES, BUDGET_SPLITS
+    """Fewest parts t for which FriendlyCore k-means' tuple filter can keep tuples (the
+    estimator's own rule, :func:`dpcore.mechanisms.friendlycore.planning.parts_needed`)."""
+    from dpcore.mechanisms.friendlycore.planning import fc_budgets, parts_needed
 
-    fc_rho = _rho(epsilon, delta) * (1.0 - fallback_share)
-    return int(required_size(BUDGET_SPLITS["practical"]["tuple_core"] * fc_rho,
-                             delta / 2.0 * _DELTA_SHARES["tuple_core"]))
-
-
-@dataclass(frozen=True)
-class FriendlyKMeansPlan:
-    """Feasible FriendlyCore k-means settings (t parts of at least ``points_per_part`` rows)."""
-
-    feasible: bool
-    t: int
-    t_needed: int
-    points_per_part: int
-    epsilon_needed: float | None
-    k_max: int
-    message: str
+    return parts_needed(fc_budgets(epsilon=epsilon, delta=delta, fallback_share=fallback_share))
 
 
 def friendly_kmeans_plan(n: int, k: int, *, epsilon: float, delta: float,
-                         min_points_per_part: int | None = None,
                          grid: Sequence[float] = EPSILON_GRID) -> FriendlyKMeansPlan:
-    """What FriendlyCore k-means needs with ``n`` public rows, k clusters, at (ε, δ).
+    """What FriendlyCore k-means needs with ``n`` public rows, k clusters, at (ε, δ): the
+    estimator's own part size and refusal rule
+    (:func:`dpcore.mechanisms.friendlycore.planning.kmeans_plan`)."""
+    from dpcore.mechanisms.friendlycore.planning import kmeans_plan
 
-    Each part must hold a few points per cluster (default 2k, so its k-means finds the clusters)
-    and there must be at least :func:`kmeans_t_needed` parts. The plan uses as many parts as the
-    rows allow (more parts = a larger tuple core), never fewer than needed.
-    """
-    per = int(min_points_per_part or 2 * k)
-    t_need = kmeans_t_needed(k, epsilon, delta)
-    t_max = n // per
-    feasible = t_max >= t_need
-    t = int(max(t_need, min(t_max, 4 * t_need))) if feasible else int(max(2, t_max))
-    eps_needed = _smallest_eps(lambda e: kmeans_t_needed(k, e, delta) * per <= n, grid)
-    k_max = max((kk for kk in range(1, k + 1)
-                 if kmeans_t_needed(kk, epsilon, delta) * 2 * kk <= n), default=0)
-    msg = ""
-    if not feasible:
-        msg = (f"FriendlyCore clustering splits the rows into parts of about {per} rows and "
-               f"needs at least {t_need:,} parts at ε = {epsilon:g}, so at least "
-               f"{t_need * per:,} rows; {n:,} are available. ")
-        options = []
-        if eps_needed is not None:
-            options.append(f"ε ≥ {eps_needed:g}")
-        if k_max >= 1 and k_max < k:
-            options.append(f"k ≤ {k_max}")
-        msg += ("It works with " + " or ".join(options) + "." if options else
-                "No setting offered here makes it work with so few rows.")
-    return FriendlyKMeansPlan(feasible, t, t_need, per, eps_needed, k_max, msg)
+    return kmeans_plan(n, k, epsilon=epsilon, delta=delta, grid=grid)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -65,6 +65,7 @@ def cmd_app(args: argparse.Namespace) -> int:
         opts = deployment_options(args)
         opts.pop("analyst_token", None)
         env |= curator_env(args.private, args.schema, args.budget, args.ledger_dir, **opts)
+        _warn_without_analysts(env, args.ledger_dir)
         _progress(args, "curator deployment: locked in release mode on "
                         f"{Path(args.private).name}, data set "
                         f"'{env['DPCORE_PRIVATE_DATASET']}' (budget {args.budget}"
@@ -80,3 +81,18 @@ def cmd_app(args: argparse.Namespace) -> int:
     return _serve(cmd, app.parent, env)
 
 
+
+
+def _warn_without_analysts(env: dict[str, str], ledger_dir: str | None) -> None:
+    """A curator deployment admits named analysts only: say so when none can log in yet."""
+    from dpcore.privacy.ledger import LastingLedger, named_key
+
+    name = env["DPCORE_PRIVATE_DATASET"]
+    secrets = [Path(".streamlit/secrets.toml"), app_path().parent / ".streamlit/secrets.toml",
+               Path.home() / ".streamlit/secrets.toml"]
+    if any(p.is_file() and "[auth" in p.read_text(errors="replace") for p in secrets):
+        return  # OpenID Connect: analysts are the identities the curator granted
+    if not LastingLedger(named_key(name), directory=ledger_dir).analysts():
+        print(f"dpcore: warning: no analyst can log in yet: grant one with `dpcore ledger grant "
+              f"NAME --dataset {name} --epsilon E` (the server reads new grants at once)",
+              file=sys.stderr, flush=True)

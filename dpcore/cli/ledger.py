@@ -37,17 +37,7 @@ def cmd_ledger(args: argparse.Namespace) -> int:
                   f"{'' if b['random'] is None else '; random DP account ' + b['random']}")
         return 0
     if args.action == "export":
-        docs = []
-        for b in books:
-            doc = json.loads(LastingLedger(b["key"], directory=args.ledger_dir).to_json())
-            docs.append({"key": b["key"], "name": b["name"]} | doc)
-        text = json.dumps(docs[0] if args.key else docs, indent=2)
-        if args.out:
-            _check_out(args.out, (".json",))
-            Path(args.out).write_text(text + "\n")
-        else:
-            print(text)
-        return 0
+        return _export(args, books)
     # reset
     if not args.key:
         raise CLIError("reset needs --key (see `dpcore ledger show`)")
@@ -58,3 +48,64 @@ def cmd_ledger(args: argparse.Namespace) -> int:
     return 0
 
 
+
+
+def _export(args: argparse.Namespace, books: list[dict]) -> int:
+    """``dpcore ledger export``: every release with its kept DP output (table units), as JSON
+    or CSV; with an analyst's token, only that analyst's releases of one data set."""
+    import os
+
+    from dpcore.privacy.ledger import LastingLedger
+    from dpcore.privacy.ledger_outputs import ANY
+    from dpcore.release.curator import table_units
+
+    fmt = args.format or ("csv" if args.out and args.out.lower().endswith(".csv") else "json")
+    if args.out:
+        _check_out(args.out, (".csv",) if fmt == "csv" else (".json",))
+    token = args.token or os.environ.get("DPCORE_ANALYST_TOKEN") or None
+    if token is not None and not args.key:
+        raise CLIError("export --token needs --dataset NAME: a token belongs to one data set")
+    docs = []
+    for b in books:
+        led = LastingLedger(b["key"], directory=args.ledger_dir, analyst_token=token)
+        desc = led.description()
+        recs = led.records(led.analyst if token is not None else ANY)
+        for r in recs:
+            r.pop("_guarantee", None)
+            r["output"] = table_units(r["output"], desc)
+        head = {"name": b["name"]} if token is not None else {"key": b["key"], "name": b["name"]}
+        snap = led.snapshot()
+        docs.append(head | {"budget": str(snap.budget), "accounts": snap.accounts().as_dict(),
+                            "analyst": led.analyst,
+                            "share": None if token is None else led.share_accounts(led.analyst),
+                            "entries": recs})
+    if fmt == "csv":
+        text = _csv(docs)
+    else:
+        text = json.dumps(docs[0] if args.key else docs, indent=2, default=str) + "\n"
+    if args.out:
+        Path(args.out).write_text(text)
+        _progress(args, f"exported {sum(len(d['entries']) for d in docs)} release(s) to "
+                        f"{args.out}")
+    else:
+        print(text, end="")
+    return 0
+
+
+def _csv(docs: list[dict]) -> str:
+    """One row per release: data set, label, mechanism, guarantees, analyst, UTC time, origin,
+    output and parameters (JSON text); cells that could run as spreadsheet formulas defused."""
+    import time
+
+    import pandas as pd
+
+    from dpcore.core.text import csv_safe_frame
+
+    cols = ["dataset", "label", "mechanism", "guarantee", "released_guarantee", "account",
+            "analyst", "time", "origin", "output", "params"]
+    rows = [{"dataset": d["name"], **{c: r.get(c) for c in cols[1:7]},
+             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(r["time"])),
+             "origin": r["origin"], "output": "" if not r["kept"] else json.dumps(r["output"]),
+             "params": json.dumps(r["params"], sort_keys=True, default=str)}
+            for d in docs for r in d["entries"]]
+    return csv_safe_frame(pd.DataFrame(rows, columns=cols)).to_csv(index=False)

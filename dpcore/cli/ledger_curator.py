@@ -50,6 +50,10 @@ def add_ledger_flags(led) -> None:
     led.add_argument("--rho", type=float, help="grant: the analyst's ρ (zCDP budgets)")
     led.add_argument("--adopt", action="store_true",
                      help="verify: accept the ledger file as it is now (after a restore)")
+    led.add_argument("--token", help="export: a named analyst's token (or "
+                                     "$DPCORE_ANALYST_TOKEN): only their own entries")
+    led.add_argument("--format", choices=["json", "csv"],
+                     help="export: JSON (default) or CSV (default: from --out's suffix)")
 
 
 def ledger_curator_action(args: argparse.Namespace) -> int:
@@ -95,8 +99,13 @@ def ledger_curator_action(args: argparse.Namespace) -> int:
         if not rows:
             print("no named analysts: every release spends from the whole budget")
         for r in rows:
+            who = None if r["analyst"] == "(unallocated)" else r["analyst"]
+            acc = led.share_accounts(who)
+            tight = "" if acc["tight"] is None else f"; tight {acc['tight']}"
+            rnd = "" if acc["random"] is None else f"; random DP {acc['random']}"
             print(f"{r['analyst']}: share {r['allocation']}; {r['releases']} release(s); "
-                  f"spent {r['spent']}; remaining {r['remaining']}")
+                  f"spent {r['spent']} (basic {acc['basic']}{tight}{rnd}); remaining "
+                  f"{r['remaining']}")
         return 0
     if not args.name:
         raise CLIError(f"ledger {args.action} needs the analyst's NAME")

@@ -4,6 +4,9 @@
   default data; see ``sample_data/README.md`` for provenance and licences. It lives at the top
   of the source checkout beside ``app.py``, ``pages/`` and ``.streamlit/``; a built wheel carries
   all four in ``dpcore/_bundle/`` (``setup.py``), and :func:`resource_root` finds them.
+* ``fc_mixture`` (generated on the fly, deterministic, no file): 200,000 rows of five
+  well-separated 2-D Gaussians, large enough for FriendlyCore's regime (issue 25.1):
+  :func:`friendlycore_mixture`.
 * Large real data (Covertype, MNIST) live outside the repository; :func:`data_dir` is the one
   setting that finds them: ``$DPCORE_DATA_DIR``, by default ``../shared/data`` next to the
   checkout.
@@ -12,6 +15,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +29,7 @@ __all__ = [
     "SAMPLE_DATASETS",
     "SampleDataset",
     "data_dir",
+    "friendlycore_mixture",
     "gaussian_mixture",
     "load_sample",
     "resource_root",
@@ -73,6 +78,23 @@ class SampleDataset:
     description: str
     # Public per-column bounds (from the domain, not the data): lat ∈ [-90, 90], long ∈ [-180, 180].
     bounds: tuple[tuple[float, float], ...]
+    #: A generated sample has no file: ``generate()`` returns its frame (deterministic).
+    generate: Callable[[], pd.DataFrame] | None = None
+    #: Where the bounds come from, in words (the Data page shows it).
+    bounds_from: str = "longitude ∈ [-180, 180], latitude ∈ [-90, 90]"
+
+
+def friendlycore_mixture(n: int = 200_000, *, seed: int = 2022) -> pd.DataFrame:
+    """Five 2-D Gaussians (σ = 0.5) centred on a regular pentagon of radius 6, clipped to
+    [−10, 10]²: a generated table in FriendlyCore's regime (clusters that every part of a few
+    dozen rows recovers, enough rows for thousands of parts). Deterministic for a given seed;
+    the ``cluster`` column is the generating component (a label, not a feature)."""
+    gen = as_generator(seed)
+    angle = np.pi / 2 + 2 * np.pi * np.arange(5) / 5
+    means = 6.0 * np.c_[np.cos(angle), np.sin(angle)]
+    labels = gen.integers(0, 5, size=int(n))
+    X = np.clip(means[labels] + 0.5 * gen.standard_normal((int(n), 2)), -10.0, 10.0)
+    return pd.DataFrame({"x": X[:, 0], "y": X[:, 1], "cluster": labels})
 
 
 SAMPLE_DATASETS: dict[str, SampleDataset] = {
@@ -92,6 +114,17 @@ SAMPLE_DATASETS: dict[str, SampleDataset] = {
         description="23,412 earthquakes; (longitude, latitude) in degrees. Public domain.",
         bounds=((-180.0, 180.0), (-90.0, 90.0)),
     ),
+    "fc_mixture": SampleDataset(
+        name="fc_mixture",
+        filename="",
+        title="Generated: 200,000-row Gaussian mixture (FriendlyCore's regime)",
+        columns=("x", "y"),
+        description="Generated on the fly (no download, deterministic): 200,000 points from five "
+                    "well-separated 2-D Gaussians, large enough for FriendlyCore clustering.",
+        bounds=((-10.0, 10.0), (-10.0, 10.0)),
+        generate=friendlycore_mixture,
+        bounds_from="x ∈ [-10, 10], y ∈ [-10, 10] (the generator clips to them)",
+    ),
 }
 
 
@@ -103,6 +136,8 @@ def load_sample(name: str) -> pd.DataFrame:
         raise ValueError(
             f"unknown sample data set {name!r}; choose one of {', '.join(SAMPLE_DATASETS)}"
         ) from None
+    if ds.generate is not None:
+        return ds.generate()
     # keep_default_na=False: GeoNames writes Namibia's country code as "NA".
     path = resource_root() / "sample_data" / ds.filename  # the checkout's, else the installed
     return pd.read_csv(path, keep_default_na=False, na_values=[""])

@@ -15,9 +15,15 @@ processes spending at the same moment are serialised by SQLite's write lock, so 
 never exceed the budget. Named analysts (:meth:`LastingLedger.grant`) spend from their own
 allocation with a token the curator gave them.
 
+**Released outputs.** After computing, the door appends each release's DP output (public once
+released; ⊥ as null) as an ``output`` event naming its release's hash
+(:mod:`dpcore.privacy.ledger_outputs`): a reloaded page shows it again and ``dpcore ledger
+export`` writes it; a named analyst sees only their own.
+
 **Integrity.** The ``entries`` table is an append-only log of events (a budget set, a
-description, a release, a stored DP output, a reset, a grant): each row holds the SHA-256 of
-the previous row and of its own content, so a row edited or deleted by hand breaks the chain.
+description, a release, a kept output, a stored DP output, a reset, a grant): each row holds
+the SHA-256 of the previous row and of its own content, so a row edited or deleted by hand
+breaks the chain.
 The chain's head (and the ledger's random id) is also kept outside the SQLite file, in
 ``ledger.sqlite3.head``: a file moved away (SQLite would silently start an empty one), replaced
 by another ledger or by an older copy of itself is noticed. The other tables (budgets,
@@ -72,6 +78,7 @@ from dpcore.privacy.ledger_file import (
     token_hash,
 )
 from dpcore.privacy.ledger_file import adopt as _adopt_file
+from dpcore.privacy.ledger_outputs import ReleasedOutputs, Spent
 
 __all__ = ["LEDGER_DIR_ENV", "LastingLedger", "LedgerError", "LedgerIntegrityError", "adopt",
            "dataset_key", "default_ledger_dir", "list_ledgers", "named_key", "parse_budget"]
@@ -142,7 +149,7 @@ def parse_budget(text: str) -> Guarantee:
 
 
 
-class LastingLedger(AnalystShares):
+class LastingLedger(AnalystShares, ReleasedOutputs):
     """The budget of one data set, kept in SQLite; the :class:`PrivacyLedger` API, read afresh.
 
     Parameters
@@ -360,8 +367,9 @@ class LastingLedger(AnalystShares):
         """Record one release or refuse it (:meth:`spend_many` with one part)."""
         return self.spend_many([(label, guarantee, params, parts)])[0]
 
-    def spend_many(self, parts: Sequence[tuple]) -> list[LedgerEntry]:
-        """Record several releases as a whole, or none of them.
+    def spend_many(self, parts: Sequence[tuple]) -> Spent:
+        """Record several releases as a whole, or none of them (the entries, with the hashes
+        of their log rows for :meth:`keep_outputs`).
 
         ``parts``: ``(label, guarantee, params)`` or ``(label, guarantee, params, parts)``
         tuples (the last: what the release is made of, for the tight total).
@@ -392,13 +400,13 @@ class LastingLedger(AnalystShares):
             new = led.entries[before:]
             self._check_share(led.entries[:before], new, key_state(rows, self.key)["grants"])
             now = time.time()
-            out = []
+            out = Spent()
             for e in new:
                 p = dict(e.params)
                 mechanism = p.pop("mechanism", None)
-                self._store.append(con, ledger_id, self.key, "release", e.label, p,
-                                   mechanism=mechanism, guarantee=e.guarantee, parts=e.parts,
-                                   analyst=self.analyst, t=now)
+                out.hashes.append(self._store.append(
+                    con, ledger_id, self.key, "release", e.label, p, mechanism=mechanism,
+                    guarantee=e.guarantee, parts=e.parts, analyst=self.analyst, t=now))
                 out.append(LedgerEntry(e.label, e.guarantee, e.params, now, e.parts,
                                        self.analyst))
         return out

@@ -9,6 +9,8 @@ ledger's DP account still composes every release, whoever made it.
 
 from __future__ import annotations
 
+import copy
+import hmac
 import json
 import secrets
 import time
@@ -22,11 +24,21 @@ from dpcore.privacy.guarantees import (
     LedgerEntry,
     PrivacyLedger,
     PureDP,
+    compose,
     guarantee_from_dict,
 )
 from dpcore.privacy.ledger_file import key_state, token_hash
 
-__all__ = ["AnalystShares"]
+__all__ = ["LOGIN_REFUSED", "AnalystShares", "LoginRefused"]
+
+#: The one answer to a wrong login: the same whether the name exists or not.
+LOGIN_REFUSED = ("This analyst name and token do not match a grant of this data set. Check both "
+                 "(the curator gives them: `dpcore ledger grant`).")
+_NO_TOKEN = token_hash("dpcore: no such analyst")  # compared against, so both paths do the same
+
+
+class LoginRefused(ValueError):
+    """A name and token that do not match a grant (:data:`LOGIN_REFUSED`, always)."""
 
 
 class AnalystShares:
@@ -107,6 +119,53 @@ class AnalystShares:
                         (self.key, name, params["token"],
                          json.dumps(allocation.as_dict(), sort_keys=True), time.time()))
         return token
+
+    def login(self, name: str, token: str) -> str:
+        """Check an analyst's name and token against the grants; their name, or
+        :class:`LoginRefused` with one message whether or not the name exists (the token's hash
+        is compared in constant time on both paths)."""
+        grant = self._grants().get(str(name).strip())
+        expected = _NO_TOKEN if grant is None else str(grant["token"])
+        match = hmac.compare_digest(token_hash(str(token).strip()), expected)
+        if grant is None or not match:
+            raise LoginRefused(LOGIN_REFUSED)
+        return grant["name"]
+
+    def as_analyst(self, name: str):
+        """This ledger spending as the named analyst ``name`` (a copy; after :meth:`login`, or
+        an OpenID Connect login whose e-mail the curator granted). :class:`LoginRefused` when
+        ``name`` has no grant (e.g. revoked since)."""
+        if name not in self._grants():
+            raise LoginRefused(LOGIN_REFUSED)
+        other = copy.copy(self)
+        other.analyst = name
+        return other
+
+    def allowance(self) -> Guarantee:
+        """What this ledger may spend: the analyst's allocation, else the whole budget."""
+        if self.analyst is None:
+            return self.budget
+        grant = self._grants().get(self.analyst)
+        if grant is None:
+            return type(self.budget)(**{k: 0.0 for k in self.budget.as_dict() if k != "type"})
+        return guarantee_from_dict(grant["allocation"])
+
+    def share_accounts(self, name: str | None) -> dict[str, Any]:
+        """One analyst's share (``name``; None: the releases of no named analyst): allocation,
+        the DP account's basic and tight totals over their releases, what is left, and their
+        random-DP releases composed by the random-DP account's rule."""
+        snap = self.snapshot()
+        grant = self._grants().get(name) if name is not None else None
+        led = self._analyst_ledger(snap.entries, grant) if (grant or name is None) else None
+        acc = None if led is None else led.accounts()
+        rnd = [e.guarantee for e in snap.entries if e.analyst == name and e.account == "random"]
+        return {"analyst": name, "allocation": None if led is None else str(led.budget),
+                "releases": sum(e.analyst == name for e in snap.entries),
+                "basic": None if acc is None else str(acc.dp_basic),
+                "tight": None if acc is None or acc.dp_tight is None else str(acc.dp_tight),
+                "spent": None if acc is None else str(acc.dp_spent),
+                "remaining": None if led is None else str(led.remaining()),
+                "random": str(compose(*rnd)) if rnd else None}
 
     def revoke(self, name: str) -> None:
         """Withdraw an analyst's token (their releases stay recorded and spent)."""

@@ -8,6 +8,7 @@ head file and the tables on every read and write, and appends events.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -29,7 +30,7 @@ from dpcore.privacy.guarantees import (
 )
 
 __all__ = ["LEDGER_DIR_ENV", "Head", "Store", "adopt", "description_text", "entry_of",
-           "key_state", "token_hash"]
+           "key_state", "public_reason", "token_hash"]
 
 LEDGER_DIR_ENV = "DPCORE_LEDGER_DIR"
 _FILE = "ledger.sqlite3"
@@ -72,19 +73,59 @@ def description_text(description: Any) -> str:
 # ---- the file, its chain and its head ------------------------------------------------------------
 
 
+#: What an analyst may be told about a ledger that cannot be used (no path, nothing about the
+#: data): the kind of failure, by :func:`public_reason`.
+_REASONS = {"readonly": "its file is read-only", "full": "the disk holding it is full",
+            "corrupt": "its file is not a ledger or is damaged",
+            "directory": "a folder is where its file should be",
+            "integrity": "its file was moved, replaced or edited outside dpcore",
+            "locked": "another process holds it locked", "other": "its file cannot be used"}
+
+
+def _failure(cls: type[LedgerError], text: str, reason: str) -> LedgerError:
+    """A ledger error for the curator (``text``, with paths) carrying its public ``reason``."""
+    exc = cls(text)
+    exc.reason = reason  # type: ignore[attr-defined]
+    return exc
+
+
+def public_reason(exc: BaseException) -> str:
+    """The kind of a ledger failure in words an analyst may see (no path, no count)."""
+    reason = getattr(exc, "reason", None)
+    if reason is None:
+        reason = "integrity" if isinstance(exc, LedgerIntegrityError) else "other"
+    return _REASONS.get(reason, _REASONS["other"])
+
+
 def _sqlite_error(path: Path, exc: sqlite3.Error) -> LedgerError:
     text = str(exc)
     if "readonly" in text or "read-only" in text:
-        return LedgerError(f"the ledger {path} is read-only ({text}): releases cannot be "
-                           "recorded, so none are made; make it writable, or give another "
-                           f"--ledger-dir / ${LEDGER_DIR_ENV}")
+        return _failure(LedgerError, f"the ledger {path} is read-only ({text}): releases cannot "
+                        "be recorded, so none are made; make it writable, or give another "
+                        f"--ledger-dir / ${LEDGER_DIR_ENV}", "readonly")
+    if "full" in text:  # SQLITE_FULL: SQLite rolled the transaction back itself
+        return _failure(LedgerError, f"the disk holding the ledger {path} is full ({text}): "
+                        "nothing was recorded; free some space", "full")
     if "not a database" in text or "malformed" in text or "no such table" in text:
-        return LedgerError(f"{path} is not a dpcore ledger or is corrupt ({text}); restore it "
-                           "from a backup with its .head file")
+        return _failure(LedgerError, f"{path} is not a dpcore ledger or is corrupt ({text}); "
+                        "restore it from a backup with its .head file", "corrupt")
+    if path.is_dir():
+        return _directory_error(path)
     if "unable to open" in text:
         return LedgerError(f"the ledger {path} cannot be opened ({text}): check that the "
                            "folder exists and is writable")
     return LedgerError(f"the ledger {path} cannot be used ({type(exc).__name__}: {text})")
+
+
+def _os_reason(exc: OSError) -> str:
+    return {errno.ENOSPC: "full", errno.EDQUOT: "full", errno.EROFS: "readonly",
+            errno.EACCES: "readonly", errno.EPERM: "readonly",
+            errno.EISDIR: "directory"}.get(exc.errno or 0, "other")
+
+
+def _directory_error(path: Path) -> LedgerError:
+    return _failure(LedgerError, f"the ledger {path} is a folder, not a ledger file: move it "
+                    "away (or give another --ledger-dir)", "directory")
 
 
 def _row_hash(ledger_id: str, row: Sequence[Any]) -> str:
@@ -139,6 +180,8 @@ class Store:
             except OSError as exc:
                 raise LedgerError(f"the ledger folder {self.directory} cannot be created "
                                   f"({exc})") from None
+        if self.path.is_dir() or self.head_path.is_dir():
+            raise _directory_error(self.path if self.path.is_dir() else self.head_path)
         mode = ("rwc" if create else "rw") if write else "ro"
         try:
             con = sqlite3.connect(f"file:{self.path}?mode={mode}", uri=True, timeout=60.0,
@@ -172,8 +215,8 @@ class Store:
         except OSError as exc:
             with contextlib.suppress(OSError):
                 tmp.unlink()
-            raise LedgerError(f"the chain head {self.head_path} cannot be written ({exc}): "
-                              "nothing was recorded") from None
+            raise _failure(LedgerError, f"the chain head {self.head_path} cannot be written "
+                           f"({exc}): nothing was recorded", _os_reason(exc)) from None
 
     # ---- the schema and adopting a version-1 file -------------------------------------------
 
@@ -325,9 +368,9 @@ class Store:
                                                                       list[tuple]]]:
         """One ``BEGIN IMMEDIATE`` transaction on a verified ledger; the head file is moved on
         before the commit. Yields (connection, ledger id, log rows)."""
-        new_file = create and not self.path.exists()
+        new_file = create and not self.path.exists() and not self.head_path.exists()
         con = self.connect(write=True, create=create)
-        lock = None
+        lock, committed, made_here = None, False, False
         try:
             lock = self._lock()  # writers in turn, until the head file is final
             try:
@@ -338,13 +381,16 @@ class Store:
                 head = self.read_head()
                 v1 = (con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'meta'")
                       .fetchone()[0] == 0)
-                if new_file or v1:
-                    if head is not None and not new_file:
+                # decided under the lock: another process may have made the file meanwhile
+                empty = v1 and con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+                if v1:
+                    if head is not None and not empty:
                         raise LedgerIntegrityError(
                             f"{self.path} is an old-format ledger but {self.head_path} exists: "
                             "the file was replaced")
-                    if new_file and head is not None:
+                    if head is not None:
                         raise self._moved()
+                    made_here = new_file and empty
                     ledger_id = self.init_schema(con)
                     _, last = self.last(con, ledger_id)
                     n = con.execute("SELECT count(*) FROM entries").fetchone()[0]
@@ -369,14 +415,25 @@ class Store:
                 con.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise _sqlite_error(self.path, exc) from None
-            if after is not None:  # committed: the head is no longer pending
-                self.write_head(after)
+            committed = True
+            if after is not None:  # committed: the head is no longer pending (a pending head
+                # that stays, e.g. on a full disk, is accepted by every reader: nothing to undo)
+                with contextlib.suppress(LedgerError):
+                    self.write_head(after)
         except sqlite3.Error as exc:
             raise _sqlite_error(self.path, exc) from None
         finally:
             con.close()
+            if made_here and not committed:  # never leave a half-made ledger (an empty file
+                self._unmake()                # and a head) that the next start calls "replaced"
             if lock is not None:
                 lock.close()  # releases the flock
+
+    def _unmake(self) -> None:
+        """Remove a new ledger whose first transaction did not commit."""
+        for path in (self.path, self.path.with_name(_FILE + "-journal"), self.head_path):
+            with contextlib.suppress(OSError):
+                path.unlink()
 
     def _lock(self, timeout: float = 60.0):
         """An exclusive lock on ``ledger.sqlite3.lock`` for one writer's whole transaction
@@ -388,8 +445,9 @@ class Store:
         try:
             f = open(self.directory / (_FILE + ".lock"), "a+")  # held open
         except OSError as exc:
-            raise LedgerError(f"the ledger folder {self.directory} is read-only or missing "
-                              f"({exc}): releases cannot be recorded, so none are made") from None
+            raise _failure(LedgerError, f"the ledger folder {self.directory} is read-only or "
+                           f"missing ({exc}): releases cannot be recorded, so none are made",
+                           _os_reason(exc)) from None
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -398,8 +456,8 @@ class Store:
             except BlockingIOError:
                 if time.monotonic() > deadline:
                     f.close()
-                    raise LedgerError(f"the ledger {self.path} stayed locked for {timeout:.0f} s "
-                                      "by another process") from None
+                    raise _failure(LedgerError, f"the ledger {self.path} stayed locked for "
+                                   f"{timeout:.0f} s by another process", "locked") from None
                 time.sleep(0.005)
 
     @contextlib.contextmanager
@@ -456,7 +514,7 @@ class _UnknownPart:
 def key_state(rows: list[tuple], key: str) -> dict[str, Any]:
     """What the log says about one data set: releases since the last reset, budget, etc."""
     state: dict[str, Any] = {"releases": [], "budget": None, "accountant": None,
-                             "description": None, "name": None, "grants": {}}
+                             "description": None, "name": None, "grants": {}, "outputs": {}}
     for r in rows:
         if r[1] != key:
             continue
@@ -464,7 +522,9 @@ def key_state(rows: list[tuple], key: str) -> dict[str, Any]:
         if kind == "release":
             state["releases"].append(r)
         elif kind == "reset":
-            state["releases"] = []
+            state["releases"], state["outputs"] = [], {}
+        elif kind == "output":  # a release's kept DP output, by its entry's hash
+            state["outputs"][params["release"]] = params
         elif kind == "budget":
             state["budget"] = params["budget"]
             state["accountant"] = {"accountant": params.get("accountant", "tight"),

@@ -24,12 +24,15 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from dpcore.core.errors import LedgerError
 from dpcore.privacy.guarantees import Guarantee, RandomDP
 from dpcore.privacy.ledger import LEDGER_DIR_ENV, LastingLedger, named_key, parse_budget
 from dpcore.release.schema import PublicDescription
 
 __all__ = ["ENV", "Deployment", "curator_env", "dataset_name", "deployment_from_env",
-           "open_door"]
+           "open_door", "release_ledger", "table_units"]
 
 #: Environment variables of a curator deployment (the ledger directory: ``DPCORE_LEDGER_DIR``).
 ENV = {"data": "DPCORE_PRIVATE_DATA", "schema": "DPCORE_PRIVATE_SCHEMA",
@@ -90,13 +93,61 @@ def open_door(data: str | Path, schema: str | Path, budget: Guarantee | str | No
     if isinstance(budget, str):
         budget = parse_budget(budget)
     name = dataset_name(data, dataset)
-    ledger = LastingLedger(named_key(name), budget, directory=ledger_dir, name=name,
-                           description=desc, analyst_token=analyst_token,
-                           accept_description=True, accountant=accountant)
+    ledger = release_ledger(name, desc, budget, ledger_dir, analyst_token=analyst_token,
+                            accountant=accountant)
     if allow_random_dp and not isinstance(ledger.budget, RandomDP):
         raise ValueError(f"--random-dp needs a budget with γ (--budget EPS,DELTA,GAMMA); data "
                          f"set '{name}' has {ledger.budget}")
     return ReleaseDoor(table, desc, ledger, allow_random_dp=allow_random_dp)
+
+
+def release_ledger(name: str, description, budget: Guarantee | None,
+                   ledger_dir: str | Path | None = None, *, accountant: str = "tight",
+                   analyst_token: str | None = None,
+                   keep_stored_budget: bool = False) -> LastingLedger:
+    """The lasting ledger of the data set called ``name``: the one place a release's ledger key
+    is made (a curator deployment's ``--dataset``, or the dashboard's own release mode: a
+    sample's key, an upload's file name). The budget belongs to the name, never to the bytes:
+    the same data re-encoded, re-ordered or with rows appended keeps its budget, and a new
+    description is recorded (:meth:`~dpcore.privacy.ledger.LastingLedger.describe`).
+
+    ``keep_stored_budget``: where the data set's ledger already holds releases under another
+    budget, use the stored one (the dashboard, whose sidebar budget is only a first-use
+    default) instead of refusing (a curator, who must reset to change it).
+    """
+    key = named_key(dataset_name(name))
+    opts = {"directory": ledger_dir, "name": dataset_name(name), "description": description,
+            "analyst_token": analyst_token, "accept_description": True,
+            "accountant": accountant}
+    try:
+        return LastingLedger(key, budget, **opts)
+    except LedgerError:
+        raise
+    except ValueError:
+        if not keep_stored_budget or budget is None:
+            raise
+        return LastingLedger(key, None, **opts)  # its releases were charged to that budget
+
+
+#: Released outputs that are points in the description's space (centred by the mechanisms).
+POINT_NAMES = ("centers", "mean")
+
+
+def table_units(output: dict | None, description) -> dict | None:
+    """A kept output (JSON, :mod:`dpcore.privacy.ledger_outputs`) in the table's units: the
+    description's centre added to its points (post-processing); other values as released."""
+    if output is None or description is None:
+        return output
+    if not isinstance(description, PublicDescription):
+        description = PublicDescription.from_dict(description)
+    centre = description.center_array()
+    out = {}
+    for name, value in output.items():
+        if name in POINT_NAMES and value is not None:
+            pts = np.atleast_2d(np.asarray(value, dtype=float)) + centre
+            value = pts.tolist() if np.ndim(value) > 1 else pts[0].tolist()
+        out[name] = value
+    return out
 
 
 def curator_env(data: str | None, schema: str | None, budget: str | None,

@@ -294,8 +294,11 @@ class ReleaseDoor:
         return self.release_many([(mechanism, params or {})], labels=[label])[0]
 
     def release_many(self, parts: Sequence[tuple[str, Mapping[str, Any]]], *,
-                     labels: Sequence[str | None] | None = None) -> list[Release]:
-        """Several releases charged as a whole (all or nothing), then computed one by one.
+                     labels: Sequence[str | None] | None = None,
+                     origin: str = "") -> list[Release]:
+        """Several releases charged as a whole (all or nothing), then computed one by one; a
+        lasting ledger keeps their DP outputs with their entries (``origin``: where they were
+        made, e.g. the app's page).
 
         Raises
         ------
@@ -314,11 +317,15 @@ class ReleaseDoor:
             charges = [_charge(pl, g, growth) for pl, g in zip(plans, delivered, strict=True)]
             spend_many = getattr(self.ledger, "spend_many", None)
             if spend_many is not None:
-                spend_many(charges)
+                spent = spend_many(charges)
             else:  # an in-memory PrivacyLedger: check the whole, then record
-                _spend_all(self.ledger, charges)
-            return [Release(self._compute(pl), g, pl.label)
-                    for pl, g in zip(plans, delivered, strict=True)]
+                spent = _spend_all(self.ledger, charges)
+            out = [Release(self._compute(pl), g, pl.label)
+                   for pl, g in zip(plans, delivered, strict=True)]
+        keep = getattr(self.ledger, "keep_outputs", None)
+        if keep is not None:  # never raises: the outputs are released and charged already
+            keep(spent, out, origin=origin)
+        return out
 
     def _compute(self, plan: _Plan) -> dict[str, Any] | None:
         """Run on the private rows; ⊥ (None) on any failure, with nothing of it kept."""

@@ -430,8 +430,9 @@ ENTRIES: tuple[Entry, ...] = (
         variants=(Variant(
             "FriendlyCore k-means",
             lambda p: {"n_clusters": p.k, "epsilon": p.epsilon, "delta": p.delta,
-                       "radius": p.radius, "t": int(max(2, p.n // (2 * p.k))),
-                       "fallback": "dplloyd"},
+                       "radius": p.radius, "fallback": "dplloyd", "t": importlib.import_module(
+                           "dpcore.mechanisms.friendlycore.planning").kmeans_plan(  # one rule
+                           int(p.n), int(p.k), epsilon=p.epsilon, delta=p.delta).t},
             "FC_Clustering", "triangle-up", 3e-5,
             "FC_Clustering with a DP-Lloyd fallback (paper 002, Sec. 5.2.5)"),),
         description="FriendlyCore k-means clustering (paper 002)"),

@@ -42,6 +42,15 @@ class Curator:
         self.ledger = tmp / "ledger"
         self.proc: subprocess.Popen | None = None
         self.url = ""
+        self.token = ""
+
+    def grant(self, name: str, epsilon: str, delta: str) -> str:
+        """``dpcore ledger grant``: the analyst's token (printed once)."""
+        out = subprocess.run([sys.executable, "-m", "dpcore.cli", "-q", "ledger", "grant", name,
+                              "--dataset", "private", "--epsilon", epsilon, "--delta", delta,
+                              "--ledger-dir", str(self.ledger)], cwd=ROOT, check=True,
+                             capture_output=True, text=True)
+        return out.stdout.strip()
 
     def start(self) -> str:
         port = _free_port()
@@ -60,6 +69,8 @@ class Curator:
             try:
                 with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
                     if r.read().strip() == b"ok":
+                        if not self.token:  # the curator grants an analyst the whole budget
+                            self.token = self.grant("ann", "3", "1e-5")
                         return self.url
             except OSError:
                 pass
@@ -90,11 +101,25 @@ def remaining(pg) -> str:
     return metric.locator("[data-testid='stMetricValue']").inner_text().strip()
 
 
-def open_page(ctx, url: str):
+def login(pg, name: str, token: str) -> None:
+    """The login form of a curator deployment (a new session: every tab, reload, goto)."""
+    dialog = pg.get_by_role("dialog")  # e.g. Streamlit's "Page not found" for /data
+    if dialog.count():
+        pg.keyboard.press("Escape")
+        dialog.wait_for(state="hidden")
+    pg.get_by_label("Analyst name").fill(name)
+    pg.get_by_label("Token").fill(token)
+    pg.get_by_role("button", name="Log in").click()
+    wait_ready(pg)
+
+
+def open_page(ctx, url: str, token: str = ""):
     pg = ctx.new_page()
     pg.set_default_timeout(60_000)
     pg.goto(url)
     wait_ready(pg)
+    if token:
+        login(pg, "ann", token)
     return pg
 
 
@@ -102,7 +127,7 @@ def test_curator_deployment_one_lasting_budget_and_no_way_out(curator, browser):
     url = curator.start()
     ctx = browser.new_context(viewport={"width": 1400, "height": 1800})
     try:
-        pg = open_page(ctx, url + "/importance")
+        pg = open_page(ctx, url + "/importance", curator.token)
         assert remaining(pg) == "ε 3"
         pg.get_by_role("button", name="Release DP-Lloyd centres").click()
         wait_ready(pg)
@@ -111,8 +136,9 @@ def test_curator_deployment_one_lasting_budget_and_no_way_out(curator, browser):
         assert remaining(pg) == "ε 2"
         pg.reload()
         wait_ready(pg)
+        login(pg, "ann", curator.token)
         assert remaining(pg) == "ε 2"  # a reload
-        tab = open_page(ctx, url + "/ledger")  # a second tab
+        tab = open_page(ctx, url + "/ledger", curator.token)  # a second tab
         assert remaining(tab) == "ε 2"
         tab.locator("[data-testid='glide-cell-1-0']", has_text="DP-Lloyd centres").wait_for(
             state="attached")
@@ -123,6 +149,7 @@ def test_curator_deployment_one_lasting_budget_and_no_way_out(curator, browser):
                      "/ledger?mode=explore", "/utility?mode=explore&seed=3"):
             tab.goto(url + path)
             wait_ready(tab)
+            login(tab, "ann", curator.token)
             sidebar = tab.get_by_test_id("stSidebar")
             assert sidebar.get_by_text("explore", exact=True).count() == 0, path
             assert sidebar.get_by_text("Seed").count() == 0, path
@@ -134,6 +161,7 @@ def test_curator_deployment_one_lasting_budget_and_no_way_out(curator, browser):
         # An overspend (ε = 5 > 2 left) is refused before anything is computed.
         pg.goto(url + "/importance?eps=5.0")
         wait_ready(pg)
+        login(pg, "ann", curator.token)
         pg.get_by_role("button", name="Release DP-Lloyd centres").click()
         wait_ready(pg)
         pg.locator("[data-testid='stAlertContentError']", has_text="Release refused").wait_for()
@@ -145,7 +173,7 @@ def test_curator_deployment_one_lasting_budget_and_no_way_out(curator, browser):
     url = curator.start()
     ctx = browser.new_context(viewport={"width": 1400, "height": 1800})
     try:
-        pg = open_page(ctx, url + "/ledger")
+        pg = open_page(ctx, url + "/ledger", curator.token)
         assert remaining(pg) == "ε 2"
         pg.locator("[data-testid='glide-cell-1-0']", has_text="DP-Lloyd centres").wait_for(
             state="attached")

@@ -34,6 +34,7 @@ from .filters import (
     zcdp_paradigm_guarantee,
     zCDPFilter,
 )
+from .planning import MAX_PARTS, KMeansPlan, kmeans_plan
 from .sampling import amplified, inner_budget, poisson_rate, poisson_rows
 
 __all__ = [
@@ -42,6 +43,8 @@ __all__ = [
     "FriendlyCoreKMeans",
     "FriendlyCoreResult",
     "FriendlyMeanResult",
+    "KMeansPlan",
+    "MAX_PARTS",
     "check_diam",
     "count_within",
     "dp_paradigm_guarantee",
@@ -50,6 +53,7 @@ __all__ = [
     "friendly_avg",
     "friendly_core",
     "friendly_mean",
+    "kmeans_plan",
     "amplified",
     "inner_budget",
     "poisson_rate",

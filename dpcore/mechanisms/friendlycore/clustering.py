@@ -59,15 +59,22 @@ Readings of the paper (spec §7) that keep the privacy proof valid:
   match_{1/7}-friendly core, which the filter certifies w.h.p.); we then use the optimal
   assignment (Hungarian), which does not affect the privacy argument (§3.3).
 * Failure (empty / tiny core, ⊥ from FriendlyOrdTupAvg) is reported in ``failed_`` and
-  ``failure_reason_``. With ``fallback="dplloyd"`` a declared share of ρ is reserved up front for
-  :class:`dpcore.mechanisms.lloyd.estimator.DPLloyd` (pure ε-DP with ε = √(2 ρ_fallback), i.e.
-  ε²/2-zCDP), run only on failure — the paper's experiments do the same with LSH clustering and a
-  0.01 share (Sec. 6.2).
+  ``failure_reason_``. With ``fallback="lsh"`` (the paper's backup, Sec. 6.2: LSH_Clustering at
+  ρ = 0.01 of 1) or ``"dplloyd"`` a declared share of ρ is reserved up front and the backup runs
+  only on failure (:mod:`.fallback`); its ρ composes with FriendlyCore's in zCDP.
+
+Work (issue 23.5)
+-----------------
+The two tuple cores count friends pair by pair in compiled loops (:mod:`.counting`), and among a
+Poisson reference set when t is well above what the filter's threshold needs
+(:func:`.filters.filter_with_reference`: O(t^{3/2}) instead of O(t²); the same seed then gives a
+different core than exact counting). t is at most :data:`.planning.MAX_PARTS`;
+:func:`.planning.kmeans_plan` picks t from public inputs (1.5 × the need), so at a fixed budget
+a larger n only lengthens the per-part clustering, which is linear in n.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from typing import ClassVar
 
@@ -90,13 +97,26 @@ from dpcore.data.params import (
     SHARE,
     Param,
 )
-from dpcore.privacy.guarantees import ZCDP, ApproxDP, Guarantee, compose, zcdp_to_epsilon
+from dpcore.privacy.guarantees import ZCDP, ApproxDP, Guarantee, compose
 from dpcore.privacy.noise import add_gaussian, gaussian_sigma_zcdp, public_randomness
 
-from .averaging import find_diam, friendly_avg, noisy_size_lower, rho_for_epsilon
+from .averaging import find_diam, friendly_avg, noisy_size_lower
 from .counting import match_counts, match_permutation, ordered_tuple_counts
-from .filters import required_size, zCDPFilter
+from .fallback import FALLBACKS, run_fallback
+from .filters import filter_with_reference
 from .oracles import batched_kmeans, pca_oracle_batched, sklearn_oracle
+from .planning import (
+    BUDGET_SPLITS,
+    DELTA_SHARES,
+    FILTER_PARTS,
+    MAX_PARTS,
+    SIZE_SHARE,
+    fc_budgets,
+    parts_needed,
+    replacement_multiplier,
+    split_of,
+    too_few_parts_message,
+)
 from .validation import check_points
 
 __all__ = ["BUDGET_SPLITS", "FriendlyCoreKMeans", "assign_parts", "replacement_multiplier"]
@@ -105,10 +125,7 @@ FAILED_MESSAGE = (
     "FriendlyCore k-means returned ⊥: the friendly cores were empty (the oracle's tuples do not "
     "agree across parts: too few points per part, too small a budget, or no cluster structure)"
 )
-# The two filters, whose score sensitivity doubles under a replacement (module doc); their ρ₁
-# share (the noisy size n̂) keeps its 1× charge.
-_FILTER_PARTS = ("tuple_core", "ordered_core")
-_SIZE_SHARE = 0.1
+_FILTER_PARTS, _SIZE_SHARE, _DELTA_SHARES = FILTER_PARTS, SIZE_SHARE, DELTA_SHARES  # old names
 
 
 @public_randomness("uniform part labels: split the rows into t parts independently of their "
@@ -123,32 +140,12 @@ def assign_parts(n: int, t: int, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(0, t, size=n)
 
 
-def replacement_multiplier(split: dict[str, float]) -> float:
-    """Charged ρ ÷ nominal ρ of FC_Clustering under add/remove neighbours (module docstring):
-    4× on the two filters' score parts (0.9 of their share), 1× on everything else."""
-    filters = sum(split[key] for key in _FILTER_PARTS)
-    return 4.0 * (1.0 - _SIZE_SHARE) * filters + _SIZE_SHARE * filters + (1.0 - filters)
-
-
 @public_randomness("junk tuples of too-small parts, uniform in the public ball: independent of "
                    "the data")
 def _uniform_in_ball(size: int, k: int, d: int, radius: float, gen: np.random.Generator):
     g = gen.standard_normal((size, k, d))
     g /= np.maximum(np.linalg.norm(g, axis=2, keepdims=True), 1e-300)
     return g * (radius * gen.random((size, k, 1)) ** (1.0 / d))
-
-# Shares of FC_Clustering's ρ (the δ split is fixed: δ/4, 0, δ/8, δ/8, δ/2).
-BUDGET_SPLITS: dict[str, dict[str, float]] = {
-    "practical": {
-        "tuple_core": 0.35, "find_diam": 0.10, "ordered_core": 0.35, "ordered_avg": 0.10,
-        "lloyd": 0.10,
-    },
-    "paper": {
-        "tuple_core": 0.25, "find_diam": 0.0125, "ordered_core": 0.0125, "ordered_avg": 0.225,
-        "lloyd": 0.5,
-    },
-}
-_DELTA_SHARES = {"tuple_core": 0.25, "ordered_core": 0.125, "ordered_avg": 0.125, "lloyd": 0.5}
 
 Oracle = Callable[[np.ndarray, int, np.random.Generator], np.ndarray]
 
@@ -192,9 +189,18 @@ def _check_split(value, name: str):
 
 
 def _check_fallback(value, name: str):
-    if value not in (None, "dplloyd"):
-        raise ParameterError(name, f"{name} must be None or 'dplloyd', got {value!r}"[:300])
+    if value is not None and value not in FALLBACKS:
+        raise ParameterError(name, f"{name} must be None, 'lsh' or 'dplloyd', got "
+                                   f"{value!r}"[:300])
     return value
+
+
+def _check_parts(value, name: str):
+    """t bounds the counting work (t × reference pairs of k-tuples): a public cap, checked
+    before any data is read (issue 23: t = 10⁷ on 1,000 rows ran for > 90 s)."""
+    return limits.check_count(name, value, 1, MAX_PARTS, why=(
+        ": FriendlyCore k-means' work grows with the number of parts, not of rows; "
+        "dpcore.mechanisms.friendlycore.kmeans_plan(n, k, ...) gives a t that fits n"))
 
 
 class FriendlyCoreKMeans(DPClusterer):
@@ -213,7 +219,9 @@ class FriendlyCoreKMeans(DPClusterer):
         Λ: public bound on ‖x‖ for the final noisy Lloyd step (points beyond it are dropped there);
         also ``r_max = 2Λ`` for the diameter search.
     t : int
-        Number of disjoint parts / tuples (paper: 200).
+        Number of disjoint parts / tuples (paper: 200), at most
+        :data:`~dpcore.mechanisms.friendlycore.planning.MAX_PARTS`;
+        :func:`~dpcore.mechanisms.friendlycore.planning.kmeans_plan` suggests one for a declared n.
     r_min : float
         Public lower bound on the per-centre spread across tuples (paper: 0.001 or 0.1).
     oracle : "kmeans++", "pca", "sklearn" or callable ``(X_part, k, rng) -> (k, d)``
@@ -229,13 +237,14 @@ class FriendlyCoreKMeans(DPClusterer):
     radius_inflation : float
         Public factor (≥ 1) applied to FindDiam's radii before the ordered-tuple FriendlyCore
         (post-processing; see module doc).
-    fallback : None or "dplloyd"
-        On failure run :class:`~dpcore.mechanisms.lloyd.estimator.DPLloyd` with ``fallback_share``
-        of ρ (reserved).
+    fallback : None, "lsh" or "dplloyd"
+        On failure run the backup on ``fallback_share`` of ρ, reserved up front (:mod:`.fallback`):
+        "lsh" = LSH clustering [CK21], the paper's backup (Sec. 6.2); "dplloyd" =
+        :class:`~dpcore.mechanisms.lloyd.estimator.DPLloyd`. ``budget_`` lists the reserved share.
     fallback_share : float
         In (0, 1); the paper uses 0.01.
     fallback_iter : int
-        DPLloyd iterations.
+        DPLloyd iterations (unused by "lsh").
     accounting : "add_remove" or "paper"
         ``"add_remove"`` (default): the nominal budgets are shrunk by
         :func:`replacement_multiplier` so that the charged total is the requested ρ / ε.
@@ -254,6 +263,8 @@ class FriendlyCoreKMeans(DPClusterer):
     tuples_ : (t, k, d) — the oracle's unordered tuples, tuple j from part j
     tuple_scores_ : (t,) — zCDPFilter scores of the tuples (match counts − t/2)
     tuple_core_mask_ : (t,) bool — tuples kept by the first FriendlyCore
+    tuple_reference_ : (t,) bool or None — the Poisson reference set of the tuple counts (None:
+        exact counting among all t; :func:`.filters.filter_with_reference`)
     ordered_tuples_ : (c, k, d) — the kept tuples after FriendlyReorder
     tuple_radii_ : (k,) — the per-position radii from FindDiam
     ordered_core_mask_ : (c,) bool — ordered tuples kept by the second FriendlyCore
@@ -270,8 +281,8 @@ class FriendlyCoreKMeans(DPClusterer):
         "epsilon": EPSILON_FINITE.also(None),
         "delta": DELTA_POSITIVE,
         "radius": RADIUS_REQUIRED,
-        "t": Param("int", 1, 10**9, check=lambda v, name: limits.check_count(
-            name, v, 1, limits.resource_limits().max_rows()), doc="number of parts / tuples"),
+        "t": Param("int", 1, MAX_PARTS, check=_check_parts,
+                   doc="number of parts / tuples (at most planning.MAX_PARTS)"),
         "r_min": Param("float", limits.MIN_RADIUS, limits.MAX_RADIUS,
                        doc="public lower bound on the per-centre spread"),
         "oracle": Param("str", choices=tuple(sorted([*_BATCHED, *_PER_PART])),
@@ -284,8 +295,9 @@ class FriendlyCoreKMeans(DPClusterer):
                               doc="shares of ρ per step"),
         "radius_inflation": Param("float", 1.0, limits.MAX_ABS_VALUE,
                                   doc="public factor on FindDiam's radii"),
-        "fallback": Param("str", choices=("dplloyd",), special=(None,), check=_check_fallback,
-                          doc="run DPLloyd on a reserved share if FriendlyCore fails"),
+        "fallback": Param("str", choices=FALLBACKS, special=(None,), check=_check_fallback,
+                          doc="backup on a reserved share if FriendlyCore fails: 'lsh' (the "
+                              "paper's) or 'dplloyd'"),
         "fallback_share": SHARE,
         "fallback_iter": N_ITER,
         "accounting": Param("str", choices=("add_remove", "paper"),
@@ -333,48 +345,19 @@ class FriendlyCoreKMeans(DPClusterer):
 
     # ------------------------------------------------------------------ checks
     def _split(self) -> dict[str, float]:
-        split = self.budget_split
-        if isinstance(split, str):
-            if split not in BUDGET_SPLITS:
-                raise ValueError(f"budget_split must be one of {sorted(BUDGET_SPLITS)} or a dict")
-            return BUDGET_SPLITS[split]
-        keys = set(BUDGET_SPLITS["paper"])
-        if set(split) != keys or any(not v > 0 for v in split.values()):
-            raise ValueError(f"a budget_split dict needs positive shares for {sorted(keys)}")
-        if not math.isclose(sum(split.values()), 1.0, rel_tol=1e-9):
-            raise ValueError(f"budget_split shares must sum to 1, got {sum(split.values())}")
-        return dict(split)
+        return split_of(self.budget_split)
 
     def _check_params(self) -> tuple[float, float, float, float, Guarantee]:
         """Public checks only (k, t, budget, δ): nothing here reads the data."""
         p = self._validate_params()  # one declaration (_parameter_constraints) for every reader
         k, t = p["n_clusters"], p["t"]
-        if (self.rho is None) == (self.epsilon is None):
-            raise ValueError("give exactly one of rho (zCDP) or epsilon ((epsilon, delta)-DP)")
-        if self.epsilon is not None:
-            z_delta = self.delta / 2.0
-            total = rho_for_epsilon(self.epsilon, self.delta / 2.0)
-            delivered: Guarantee = ApproxDP(self.epsilon, self.delta)
-        else:
-            z_delta, total = float(self.delta), float(self.rho)
-            delivered = ZCDP(total, self.delta)
-        fc_rho = total * (1.0 - self.fallback_share) if self.fallback else total
-        nominal = fc_rho / replacement_multiplier(self._split())
-        if self.accounting == "paper":  # the paper's noise; the true charge is reported
-            nominal, mult = fc_rho, replacement_multiplier(self._split())
-            fc_rho, total = fc_rho * mult, total - fc_rho + fc_rho * mult
-            delivered = (ZCDP(total, self.delta) if self.epsilon is None else
-                         ApproxDP(zcdp_to_epsilon(total, self.delta / 2.0), self.delta))
-        need = required_size(
-            self._split()["tuple_core"] * nominal, z_delta * _DELTA_SHARES["tuple_core"]
-        )
+        b = fc_budgets(rho=self.rho, epsilon=self.epsilon, delta=float(self.delta),
+                       fallback_share=self.fallback_share if self.fallback else None,
+                       budget_split=self.budget_split, accounting=self.accounting)
+        need = parts_needed(b, self.budget_split)  # the page's advice asks the same function
         if t < need:
-            raise ValueError(
-                f"t = {t} tuples are too few for the tuple FriendlyCore at this budget "
-                f"(rho = {total:g}, delta = {self.delta:g}, charged for add/remove neighbours): "
-                f"need t >= {need}, so about n >= {need * k} with at least k points per part"
-            )
-        return total, fc_rho, nominal, z_delta, delivered
+            raise ValueError(too_few_parts_message(t, need, k, b, float(self.delta)))
+        return b.total, b.fc_rho, b.nominal, b.z_delta, b.delivered
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: np.ndarray, y: object = None) -> FriendlyCoreKMeans:
@@ -405,7 +388,8 @@ class FriendlyCoreKMeans(DPClusterer):
         ]
         rho_fb = total - fc_rho
         if self.fallback:
-            self.budget_.append(("fallback DPLloyd (reserved)", ZCDP(rho_fb)))
+            name = {"dplloyd": "DPLloyd", "lsh": "LSH clustering"}[self.fallback]
+            self.budget_.append((f"fallback {name} (reserved)", ZCDP(rho_fb)))
         if self.epsilon is not None:
             self.budget_.append(("zCDP → (ε, δ) conversion", ApproxDP(0.0, self.delta / 2.0)))
         self.privacy_ = delivered
@@ -417,8 +401,10 @@ class FriendlyCoreKMeans(DPClusterer):
         self.tuples_ = self._oracle_tuples(X, self.part_labels_, k, gen)
 
         # FC_kTupleClustering: FriendlyCore with match_γ, then FriendlyReorder
-        counts = match_counts(self.tuples_, self.gamma)
-        res = zCDPFilter(rho_of["tuple_core"], delta_of["tuple_core"]).apply(counts, rng=gen)
+        # t is public: the reference rate is a function of the released n̂ only (filters doc)
+        res, self.tuple_reference_ = filter_with_reference(
+            lambda ref: match_counts(self.tuples_, self.gamma, reference=ref), t,
+            rho_of["tuple_core"], delta_of["tuple_core"], rng=gen)
         self.tuple_scores_ = res.scores
         self.tuple_core_mask_ = res.mask
         self.tuple_core_n_hat_ = res.n_hat
@@ -437,8 +423,10 @@ class FriendlyCoreKMeans(DPClusterer):
                       base=1.5, rng=gen)
             for j in range(k)
         ])
-        counts2 = ordered_tuple_counts(self.ordered_tuples_, self.tuple_radii_)
-        res2 = zCDPFilter(rho_of["ordered_core"], delta_of["ordered_core"]).apply(counts2, rng=gen)
+        res2, _ = filter_with_reference(
+            lambda ref: ordered_tuple_counts(self.ordered_tuples_, self.tuple_radii_,
+                                             reference=ref), c,
+            rho_of["ordered_core"], delta_of["ordered_core"], rng=gen)
         self.ordered_core_mask_ = res2.mask
         avg = self._ordered_avg(
             self.ordered_tuples_[res2.mask], rho_of["ordered_avg"], delta_of["ordered_avg"], gen
@@ -521,14 +509,10 @@ class FriendlyCoreKMeans(DPClusterer):
         # A fixed message: which stage emptied (and how many survived) is data-dependent.
         self.failed_, self.failure_reason_ = True, FAILED_MESSAGE
         self.cluster_centers_ = None
-        if self.fallback == "dplloyd":
-            from dpcore.mechanisms.lloyd.estimator import DPLloyd
-
-            fb = DPLloyd(
-                int(self.n_clusters), epsilon=math.sqrt(2.0 * rho_fb), radius=float(self.radius),
-                n_iter=int(self.fallback_iter), rng=gen,
-            ).fit(X)
-            self.cluster_centers_ = fb.cluster_centers_
+        if self.fallback:
+            self.cluster_centers_, _ = run_fallback(
+                self.fallback, X, int(self.n_clusters), rho_fb, radius=float(self.radius),
+                n_iter=int(self.fallback_iter), rng=gen)
             self.used_fallback_ = True
         return self
 

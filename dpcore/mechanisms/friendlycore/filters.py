@@ -16,6 +16,7 @@ of size ``m``; with exact counting the reference set is the whole data set (``m 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,6 +39,7 @@ __all__ = [
     "FilterResult",
     "FriendlyCoreResult",
     "dp_paradigm_guarantee",
+    "filter_with_reference",
     "friendly_core",
     "noisy_size_upper",
     "required_size",
@@ -204,6 +206,49 @@ class zCDPFilter:
         noisy = add_gaussian(z, sigma, sensitivity=0.5 * math.sqrt(n), rng=gen)
         prob = special.ndtr((z - tau) / sigma)
         return FilterResult(noisy >= tau, z, prob, self.guarantee, float(n_hat), tau, sigma)
+
+
+#: A sampled reference set aims at this many times the filter's threshold τ(n̂): a complete set
+#: then scores |S|/2 ≈ 2τ, and a set of which a share p ≥ 3/4 are mutual friends still clears τ.
+REFERENCE_FACTOR = 4.0
+
+
+def filter_with_reference(
+    count: Callable[[np.ndarray | None], np.ndarray], size: int, rho: float, delta: float, *,
+    rng: RNGLike = None,
+) -> tuple[FilterResult, np.ndarray | None]:
+    """zCDPFilter over ``size`` elements, counting friends among a Poisson reference set when
+    all ``size`` would be more than the threshold needs (sub-quadratic counting, App. B).
+
+    ``count(reference)`` returns every element's friends among the reference elements (a
+    boolean mask; ``None`` = all). The filter's size estimate n̂ is released first (as
+    :meth:`zCDPFilter.apply` would), then the reference rate ``q = min(1, 4 τ(n̂) / n̂)`` — a
+    function of n̂ and the public (ρ, δ) only, so post-processing. With ``q = 1`` (the common
+    case: ``size`` within a few times the filter's need) nothing more is drawn and the result is
+    exactly the exact-count filter's for the same seed; with ``q < 1`` each element joins the
+    reference set independently with probability q, and the result **differs** from the exact
+    count's for the same seed.
+
+    Privacy: as in :func:`friendly_core`'s Notes. The membership coins are public randomness
+    independent of the data; conditioned on them the scores ``z_i = #{friends in S} − |S|/2``
+    move by ≤ 1/2 when one element is added or removed (≤ 1 when one is replaced, the case of
+    FC_Clustering's tuples, charged there 4×), so the noise ``N(0, n̂/(8ρ₂))`` costs ρ₂ as in
+    Lemma 4.2; a kept element has more than ``|S|/2 + 1/2`` friends in S w.h.p., so any two kept
+    elements share a friend outside the changed one (friendliness). Work: O(size · m) pairs with
+    ``m ≈ 4τ ∝ √(n̂ log(n̂/δ)/ρ)`` instead of O(size²).
+    """
+    filt = zCDPFilter(rho, delta)
+    gen = as_generator(rng)
+    n_hat = noisy_size_upper(size, filt.rho1, delta, rng=gen) if size else 0.0
+    reference = None
+    if size and n_hat > 0 and 2.0 * n_hat / delta > 1.0:
+        tau, _ = _threshold(n_hat, filt.rho2, delta)
+        q = reference_fraction(REFERENCE_FACTOR * tau, n_hat)
+        if q < 1.0:
+            reference = _reference_mask(size, q, gen)
+    counts = count(reference)
+    m = None if reference is None else int(reference.sum())
+    return filt.apply(counts, reference_size=m, n_hat=n_hat, rng=gen), reference
 
 
 def required_size(

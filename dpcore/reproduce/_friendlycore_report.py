@@ -213,7 +213,9 @@ def figures(raw: dict[str, pd.DataFrame], folder: Path) -> dict[str, str]:
         p6r = [Panel(f"{r} reading, n = 2·10⁵", "x", "y",
                      [Series(w, g.x, g.y, markers_only=True, hollow=w == "true centres",
                              color="#000000" if w == "true centres" else None)
-                      for w, g in f6r[f6r.reading == r].groupby("who")])
+                      # FC drawn over the baselines, the true centres as rings over all
+                      for w, g in sorted(f6r[f6r.reading == r].groupby("who"), key=lambda wg: (
+                          wg[0] == "true centres", wg[0].startswith(FC_CLUST), wg[0]))])
                for r in sorted(f6r.reading.unique())]
         out["fig6_right"] = save_figure(folder, "friendlycore_fig6_right",
                                         "Fig. 6 right: centres of one run", p6r)

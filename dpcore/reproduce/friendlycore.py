@@ -405,9 +405,9 @@ RERUN_TIMES = (
     "figure at the paper's repetitions, one code version) takes about 50 min on the idle 2-core "
     "machine: per repetition of all settings, Fig. 6 ≈ 11 s + LSH ≈ 4 s (30 reps: ≈ 8 min), "
     "Fig. 7 left ≈ 41 s + LSH ≈ 10 s (≈ 25 min), Fig. 5 ≈ 2.6 min, App. A ≈ 60 s per run "
-    "(10 runs), "
-    "the rest a few minutes. At the load of 10–19 seen while it ran here, Fig. 6 alone took "
-    "23 min, so the run was stopped before Fig. 7 and is left to the lead.")
+    "(10 runs), the rest a few minutes. Measured here under other users' load: Fig. 6 with "
+    "Fig. 6 right 7.4 min (load 4–10; 23 min at load 10–19 in an earlier try); Fig. 7 left with "
+    "its LSH runs had not finished after 30 min at load 5–9, so Fig. 7 is left to the lead.")
 
 
 def top_up(raw: dict[str, pd.DataFrame], reps: int = 30, **kw) -> dict[str, pd.DataFrame]:

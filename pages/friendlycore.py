@@ -381,3 +381,4 @@ if job is not None and job.result is not None and job.key[0] == ds.fp:
         params = {"n_clusters": k, "epsilon": eps, "delta": float(delta),
                   "radius": float(ds.radius), "t": int(t), "fallback": "lsh"}
         export_buttons(config_for("friendlycore_kmeans", params, ds, seed), "fc_km_config")
+from pages._covariance import covariance_panel; covariance_panel(ds, eps, seed)  # noqa: E402, E702, I001

@@ -57,6 +57,7 @@ SPECIFIC: dict[str, dict] = {
     "kv18_mean": {"radius": R},  # not filled by the door (fill_radius=False)
     "noisy_average": {"epsilon": 0.3},  # NoisyAVG is proven only for ε ≤ 1/3
     "sensitivity": {"gamma": 0.1},  # the sampler needs a target confidence (or m)
+    "fc_covariance": {"t": 10, "epsilon": 1.0},  # 600 rows, 10 parts: ⊥ after n̂ and the filter
 }
 #: Non-default paths that draw differently (a mechanism missing from the table is left out).
 #: FriendlyCore's ``oracle="sklearn"`` is left out for time (250 scikit-learn fits, ≈ 20 s): its

@@ -36,6 +36,7 @@ EPS, DELTA, K = 3.0, 1e-6, 5
 #: quadratic in the part size, and the door's dry runs on the proxy repeat it; issue 23 makes
 #: it sub-quadratic): released on the smaller set only, to keep the suite within its budget.
 HEAVY = {"friendlycore_kmeans", "friendly_mean"}
+BOTTOM_AT_DEFAULTS = {"fc_covariance"}  # needs ~10⁶ rows (FriendlyCore App. A): ⊥ on these sets
 SMALLEST = min(SAMPLE_DATASETS, key=lambda name: len(load_sample(name)))
 KINDS = {"pure": (PureDP,), "approx": (PureDP, ApproxDP), "zcdp": (ZCDP,),
          "random": (RandomDP,)}
@@ -91,7 +92,7 @@ def test_every_mechanism_is_released_through_the_door_at_its_defaults(dataset):
         params = e.defaults(_inputs(desc))
         rel = door.release(key, params)
         assert rel.output is not None, f"{key} released ⊥ on {dataset}"
-        assert all(v is not None for v in rel.output.values()), key
+        assert key in BOTTOM_AT_DEFAULTS or all(v is not None for v in rel.output.values()), key
         assert isinstance(rel.guarantee, KINDS[e.guarantee]), (key, rel.guarantee)
 
 
@@ -113,7 +114,7 @@ def test_every_mechanism_exports_and_the_cli_reruns_it_to_the_same_output(tmp_pa
             assert cli_main(["run", "--config", str(path), "--out", str(out)]) == 0, key
         cli = json.loads(out.read_text())
         for name, value in py.released.items():
-            assert value is not None, key
+            assert value is not None or key in BOTTOM_AT_DEFAULTS, key
             np.testing.assert_array_equal(np.asarray(cli["released"][name], dtype=float),
                                           np.asarray(value, dtype=float), err_msg=key)
 

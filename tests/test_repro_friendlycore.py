@@ -60,13 +60,13 @@ def test_fig5_3_coinpress_slightly_better_and_kv18_behind(monkeypatch):
 def test_fig6_sd_reading_fc_accurate_and_printed_reading_fails():
     # Claim 5 under the sd reading: FC succeeds and beats DP-Lloyd at ε = 2 (documented finding:
     # under the printed covariance FC fails and its backup is what gets measured).
-    sd = rep.figure6([40_000], reps=1, reading="sd", rng=3)
+    sd = rep.figure6([40_000], reps=1, reading="sd", rng=3, fallback=FB)
     fc = sd[sd.method == "FC_Clustering"].iloc[0]
     assert fc.fc_success and fc.loss < 0.02
     assert fc.loss < sd[sd.method == "DPLloyd ε=2"].loss.iloc[0]
     lsh = rep.figure6_lsh([40_000], reps=1, reading="sd", rng=3)
     assert fc.loss < lsh.loss.iloc[0]  # the paper's claim: LSH_Clustering stays behind
-    pr = rep.figure6([20_000], reps=1, reading="printed", rng=4)
+    pr = rep.figure6([20_000], reps=1, reading="printed", rng=4, fallback=FB)
     assert not pr[pr.method == "FC_Clustering"].fc_success.iloc[0]
 
 
@@ -85,7 +85,7 @@ def test_fig6_and_fig7_data():
 def test_fig7_left_pca_oracle_separates_high_dim():
     # Claim 7: with the PCA oracle FC labels perfectly at large d (d = 512 at n = 2.5e5 needs
     # the paper's n; at d ≤ 128 the tuples do not match, see the report).
-    df = rep.figure7_left([512], n=250_000, reps=1, rng=5)
+    df = rep.figure7_left([512], n=250_000, reps=1, rng=5, fallback=FB)
     fc = df[df.method.str.startswith("FC")].iloc[0]
     assert fc.fc_success and fc.failure < 0.01
 
@@ -135,8 +135,22 @@ def test_claim4_preprocessing_independent_of_dimension_and_norm():
     assert friendly_core(X, rep.fc_radius(10, n), rho=0.1, delta=5e-9, rng=7).size < n // 2
 
 
+def _fallback() -> str:
+    """The paper's LSH backup once FriendlyCoreKMeans has it, the DPLloyd stand-in before."""
+    from dpcore.mechanisms.friendlycore import FriendlyCoreKMeans
+
+    try:
+        FriendlyCoreKMeans._parameter_constraints["fallback"].validate("fallback", "lsh")
+    except ValueError:
+        return "dplloyd"
+    return "lsh"
+
+
+FB = _fallback()
+
+
 def test_fig6_right_centres_on_the_clusters():
-    df = rep.figure6_right(40_000, reading="sd", rng=1)
+    df = rep.figure6_right(40_000, reading="sd", rng=1, fallback=FB)
     fc = df[df.who.str.startswith("FC_Clustering")]
     assert len(fc) == 8 and fc.who.iloc[0] == "FC_Clustering"
     assert fc.nearest_true.max() < 0.02
@@ -153,8 +167,11 @@ def test_top_up_adds_missing_fig6_repetitions(tmp_path):
     """
     import pandas as pd
 
-    stored = pd.concat([rep.figure6([800], reps=2, reading="sd", rng=1),
+    from dpcore.reproduce._friendlycore_store import stamp_runs
+
+    stored = pd.concat([rep.figure6([800], reps=2, reading="sd", rng=1, fallback=FB),
                         rep.figure6_lsh([800], reps=3, reading="sd", rng=2)], ignore_index=True)
+    stored = stamp_runs({"f6": stored}, FB)["f6"]  # this checkout's version: top-up may add
     raw = {"f6": stored}
     out = rep.top_up(raw, 3, seed=5, save=tmp_path)["f6"]
     counts = out.groupby("method")["rep"].agg(["size", "nunique", "max"])

@@ -141,7 +141,7 @@ CHECKS = {"epsilon": 3.0, "m": 20000, "min_weight": 1.0, "max_psi_over_target": 
           "spearman_qpriv_qcore": 0.9999, "pearson_qpriv_qcore": 0.95}
 
 
-def _imp_runs(core: float, opt: float, reps: int = 10) -> pd.DataFrame:
+def _imp_runs(core: float, opt: float, reps: int = 10, sd: float = 0.02) -> pd.DataFrame:
     g = np.random.default_rng(0)
     rows = []
     for m in (5000.0, 20000.0):
@@ -149,18 +149,19 @@ def _imp_runs(core: float, opt: float, reps: int = 10) -> pd.DataFrame:
             for s, level in (("unif", 1.0), ("core", core), ("opt", opt)):
                 for r in range(reps):
                     rows.append({"sampler": s, "epsilon": e, "m": m, "rep": r,
-                                 "cost": level * (1 + 0.02 * g.standard_normal())
+                                 "cost": level * (1 + sd * g.standard_normal())
                                  * (1 + 5000 / m)})
     return pd.DataFrame(rows)
 
 
 def _timing(pct: float) -> pd.DataFrame:
     return pd.DataFrame({"sampler": ["opt"], "m": [20000.0], "rel_total_pct": [pct],
-                         "t_weights": [0.1], "t_total": [1.0]})
+                         "t_weights": [0.1], "t_calibration": [5.1], "t_total": [1.0]})
 
 
-def _imp_verdicts(runs: pd.DataFrame, pct: float = 4.3) -> dict[str, str]:
-    tab = imp.claims_table({"covertype": runs}, FIG2, _timing(pct), CHECKS, 1.0)
+def _imp_verdicts(runs: pd.DataFrame, pct: float = 4.3, x_tilde: float = 10.0
+                  ) -> dict[str, str]:
+    tab = imp.claims_table({"covertype": runs}, FIG2, _timing(pct), CHECKS, x_tilde)
     return dict(zip(tab.claim, tab.verdict, strict=True))
 
 
@@ -168,7 +169,7 @@ def test_importance_c7_follows_the_comparisons():
     """Mutant: C7 hard-coded to "reproduced". core and opt above unif at every cell: not
     reproduced; below everywhere: reproduced; one below, one equal: partly."""
     assert _imp_verdicts(_imp_runs(0.8, 0.7))["C7"] == "reproduced"
-    assert _imp_verdicts(_imp_runs(1.3, 1.2))["C7"] == "not reproduced"
+    assert _imp_verdicts(_imp_runs(1.3, 1.5), x_tilde=0.5)["C7"] == "not reproduced"
     assert _imp_verdicts(_imp_runs(0.8, 1.0))["C7"] == "partly"
 
 
@@ -217,3 +218,105 @@ def test_sensitivity_appendix_c_needs_a_decade(gaps, word):
     got = dict(zip(tab.claim, tab.verdict, strict=True))
     assert next(v for c, v in got.items() if c.startswith("App. C")) == word
     assert got["3 row 1 gives k = m"] == "reproduced"
+
+
+def test_maxcover_plateau_rule_is_two_sided():
+    """Weak variant: one-sided (any cost(k_max)/cost(k_min) above Lloyd's counts as a plateau).
+    DPLloyd's MNIST cost rising ×1.93 while Lloyd's falls ×0.73 is not flat; a rise smaller
+    than Lloyd's fall is."""
+    lloyd = [10e8, 8.5e8, 7.3e8]
+    rising = _mc_raw("mnist", {"lloyd": lloyd, "maxcover": [10e8] * 3,
+                               "dplloyd": [10e8, 15e8, 19.3e8]})
+    assert _mc_verdict(rising, "dplloyd: plateaus") == "not reproduced"
+    mild = _mc_raw("mnist", {"lloyd": lloyd, "maxcover": [10e8] * 3,
+                             "dplloyd": [10e8, 11e8, 12e8]})
+    assert _mc_verdict(mild, "dplloyd: plateaus") == "reproduced"
+    assert mc_rep.plateau_verdict(1.3, 0.73) == "reproduced"
+    assert mc_rep.plateau_verdict(1.93, 0.73) == "not reproduced"
+    assert mc_rep.plateau_verdict(0.6, 0.73) == "not reproduced"
+
+
+@pytest.mark.parametrize(("means", "word"), [([30.4, 6.0, 1.065], "reproduced"),
+                                             ([30.4, 6.0, 4.0], "not reproduced"),
+                                             ([3.0, 6.0, 1.01], "not reproduced"),
+                                             ([1.5, 1.5, 1.5], "not reproduced")])
+def test_maxcover_claim11_needs_the_ratio_to_approach_one(means, word):
+    """Claim 11 had a table and no verdict (a rule that cannot fail). The rule: the excess
+    ratio − 1 falls at every larger n and ends below 0.1 of where it started; a ratio that stays
+    at 5, rises on the way, or stays flat is not 'approaching the non-private cost'."""
+    table = pd.DataFrame({"n": [2000, 8000, 32000], "mean": means, "std": [1.0] * 3})
+    assert mc_rep.claim11_verdict(table)[0] == word
+
+
+def test_friendlycore_fig6_is_judged_on_friendlycores_own_runs():
+    """Weak variant: the comparison with LSH_Clustering uses every FC_Clustering row, including
+    the runs where FriendlyCore failed and its backup produced the centres (the review's '6 left
+    printed: partly' with 0 of 30 successes). With no success FC's accuracy half is
+    contradicted, whatever the backup's loss; with successes only they are compared."""
+    raw = _fc_raw([False] * 20, [False] * 20)
+    f6 = raw["f6"].assign(loss=0.01)  # the backup is good: must not count for FriendlyCore
+    lsh = f6.assign(method="LSH_Clustering ε=2", loss=0.5, fc_success=True)
+    raw["f6"] = pd.concat([f6, lsh], ignore_index=True)
+    cl = fc_rep.claims(raw)
+    row = cl[cl.claim.str.startswith("6 left (sd reading)")].iloc[0]
+    assert row.verdict == "not reproduced"
+    assert "succeeded in 0 of 20" in row["comparisons (ratio [95 % CI]: outcome)"]
+    # half the runs succeed with a loss below LSH's, the failures' backup is worse than LSH:
+    # judged on the successes, FC is below LSH
+    hi = raw["f6"]
+    fc_hi = (hi.method == "FC_Clustering") & (hi.n == 100)
+    hi.loc[fc_hi, "fc_success"] = np.arange(fc_hi.sum()) % 2 == 0
+    hi.loc[fc_hi, "loss"] = np.where(hi.loc[fc_hi, "fc_success"], 0.05, 5.0)
+    cl = fc_rep.claims(raw)
+    text = cl[cl.claim.str.startswith("6 left (sd reading)")].iloc[0, 2]
+    assert "10 of 20 successful runs" in text and "holds" in text.split(";")[0]
+
+
+def test_importance_c7_judges_the_whole_claim():
+    """Weak variant: C7 judged only on 'core and opt below unif'. The claim also says opt is on
+    par with core or slightly better, and that costs stay below x̃ as ε → 0: opt 20 % above core
+    (still below unif), or every cost above x̃, must not be 'reproduced'."""
+    assert _imp_verdicts(_imp_runs(0.8, 0.75))["C7"] == "reproduced"
+    assert _imp_verdicts(_imp_runs(0.7, 0.84))["C7"] == "partly"  # opt ×1.2 of core
+    assert _imp_verdicts(_imp_runs(0.8, 0.75), x_tilde=0.5)["C7"] == "partly"  # above x̃
+
+
+def test_importance_c8_judges_the_whole_claim():
+    """Weak variant: C8 judged only on 'cost falls with m'. Costs that fall with m while core
+    and opt sit above unif contradict 'unif is consistently worst'."""
+    assert _imp_verdicts(_imp_runs(0.8, 0.75))["C8"] == "reproduced"
+    assert _imp_verdicts(_imp_runs(1.2, 1.3))["C8"] == "partly"
+
+
+def test_importance_c11_states_the_effect_size():
+    """C11's counts alone hid how small the gains are (MNIST: 1.7 % median gain over uniform).
+    The effect size is computed from the medians: a 20 % gain reads 20.0 %, a 2 % one 2.0 %."""
+    for level, word in ((0.8, "median 20.0%"), (0.983, "median 1.7%")):
+        runs = _imp_runs(level, level, sd=0.0)
+        tab = imp.claims_table({"covertype": runs}, FIG2, _timing(4.3), CHECKS, 10.0)
+        assert word in tab.set_index("claim").loc["C11", "measured"]
+
+
+# --- FriendlyCore App. A (covariance) ---------------------------------------------------------
+
+
+def _cov_runs(dists, gap=1e-10) -> pd.DataFrame:
+    return pd.DataFrame({"rep": range(len(dists)), "dist": dists, "nonprivate_dist": 0.001,
+                         "scale_gap": [gap] + [np.nan] * (len(dists) - 1)})
+
+
+def _cov_verdicts(runs) -> list[str]:
+    from dpcore.reproduce._friendlycore_covariance import covariance_claims
+
+    return list(covariance_claims(runs, None).verdict)
+
+
+def test_covariance_accuracy_counts_bottom_as_a_failure():
+    """Weak variant: ⊥ runs dropped before the median (one answer in ten would then
+    'reproduce' Theorem A.2). ⊥ counts as +∞; estimates within 0.1 reproduce it, beyond do not;
+    a scale gap above round-off is not scale invariance."""
+    assert _cov_verdicts(_cov_runs([0.03, 0.04, 0.05, 0.06])) == ["reproduced", "reproduced"]
+    assert _cov_verdicts(_cov_runs([0.05] + [np.nan] * 9))[0] == "not reproduced"
+    assert _cov_verdicts(_cov_runs([0.05, np.nan, np.nan]))[0] == "inconclusive"  # 3 runs
+    assert _cov_verdicts(_cov_runs([0.2, 0.3, 0.25, 0.4]))[0] == "not reproduced"
+    assert _cov_verdicts(_cov_runs([0.03, 0.04], gap=1e-3))[1] == "not reproduced"

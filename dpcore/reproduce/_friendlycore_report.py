@@ -38,6 +38,28 @@ def _errors(df: pd.DataFrame, method: str, value: str = "error", **where) -> np.
     return df.loc[sel, value].to_numpy(float)
 
 
+def _own(df: pd.DataFrame, method: str, value: str, **where) -> np.ndarray:
+    """FC_Clustering's results from the runs where FriendlyCore itself produced the centres:
+    a failed run shows its backup's centres, which say nothing about FriendlyCore."""
+    ok = df[df["fc_success"].astype(bool)] if "fc_success" in df else df
+    return _errors(ok, method, value, **where)
+
+
+def _own_vs(label: str, df: pd.DataFrame, fc: str, base: str, value: str, **where):
+    """FC's own runs vs ``base`` (bootstrap rule); with no FC success there is nothing of FC's to
+    compare and the accuracy half of the claim is contradicted (FC produced no centres)."""
+    own, total = _own(df, fc, value, **where), _errors(df, fc, value, **where)
+    if own.size == 0:
+        from dpcore.reproduce._verdicts import Comparison
+
+        nan = float("nan")
+        return Comparison(f"{label}: FC succeeded in 0 of {total.size} runs, no FriendlyCore "
+                          "centres", nan, nan, nan, "contradicted")
+    c = compare(f"{label} (FC's {own.size} of {total.size} successful runs)", own,
+                _errors(df, base, value, **where))
+    return c
+
+
 def _reps(df: pd.DataFrame | None) -> str:
     if df is None or df.empty:
         return "0"
@@ -89,7 +111,7 @@ def claims(raw: dict[str, pd.DataFrame]) -> pd.DataFrame:
             "share of points in the core: " + ", ".join(f"d={d}: {v:.4f}"
                                                         for d, v in kept.items()),
             verdict="reproduced" if bool((kept >= 0.999).all()) else "not reproduced")
-    f6 = raw["f6"]
+    f6 = raw.get("f6", pd.DataFrame(columns=["reading"]))  # absent: withdrawn (mixed)
     for reading, g in f6.groupby("reading"):
         nmax, nmin = g.n.max(), g.n.min()
         if not (g.method == FC_CLUST).any():
@@ -99,8 +121,9 @@ def claims(raw: dict[str, pd.DataFrame]) -> pd.DataFrame:
                 verdict="not checked")
             continue
         base = [m for m in (LSH,) if m in set(g.method)]
-        comps = [compare(f"FC/{b} at n={nmax}", _errors(g, FC_CLUST, "loss", n=nmax),
-                         _errors(g, b, "loss", n=nmax)) for b in base]
+        comps = [_own_vs(f"FC/{b} at n={nmax}", g, FC_CLUST, b, "loss", n=nmax) for b in base]
+        if not base and not _own(g, FC_CLUST, "loss", n=nmax).size:
+            comps = [_own_vs(f"FC at n={nmax}", g, FC_CLUST, FC_CLUST, "loss", n=nmax)]
         fcg = g[g.method == FC_CLUST]
         s_lo, s_hi = fcg[fcg.n == nmin].fc_success, fcg[fcg.n == nmax].fc_success
         ci_lo = clopper_pearson_interval(int(s_lo.sum()), len(s_lo))
@@ -124,26 +147,29 @@ def claims(raw: dict[str, pd.DataFrame]) -> pd.DataFrame:
                 "(rule: every FC centre within 0.05 of a true one)", [],
                 f"max distance FC → nearest true centre {worst:.4f} ({fcr.who.iloc[0]}); "
                 f"LSH_Clustering: {lsh:.3f}", verdict="reproduced" if ok else "not reproduced")
-    f7 = raw["f7"]
-    dmax = f7.d.max()
-    comps = [compare(f"FC/{b} at d={dmax}", _errors(f7, FC7, "failure", d=dmax),
-                     _errors(f7, b, "failure", d=dmax))
-             for b in (LSH,) if b in set(f7.method)]
-    med = float(np.median(_errors(f7, FC7, "failure", d=dmax)))
-    zero = "holds" if med < 0.01 else "contradicted"
-    word = verdict_word([*(c.outcome for c in comps), zero])
-    unchecked = ""
-    if not comps:  # only the FC half of the claim could be checked: at most "partly"
-        word = "partly" if zero == "holds" else "not reproduced"
-        unchecked = "; LSH_Clustering has 0 repetitions in this run: its half is not checked"
-    add("7 left: FC with the PCA oracle reaches zero labelling failure at large d (median < 0.01), "
-        "unlike LSH_Clustering", comps,
-        f"; FC median failure at d={dmax}: {med:.3f}: {zero}{unchecked}", verdict=word)
+    if "f7" in raw:  # absent: withdrawn (runs of mixed code versions)
+        f7 = raw["f7"]
+        dmax = f7.d.max()
+        comps = [_own_vs(f"FC/{b} at d={dmax}", f7, FC7, b, "failure", d=dmax)
+                 for b in (LSH,) if b in set(f7.method)]
+        own7 = _own(f7, FC7, "failure", d=dmax)
+        med = float(np.median(own7)) if own7.size else float("nan")
+        zero = "holds" if med < 0.01 else "contradicted"  # NaN (no FC success): contradicted
+        word = verdict_word([*(c.outcome for c in comps), zero])
+        unchecked = ""
+        if not comps:  # only the FC half of the claim could be checked: at most "partly"
+            word = "partly" if zero == "holds" else "not reproduced"
+            unchecked = "; LSH_Clustering has 0 repetitions in this run: its half is not checked"
+        add("7 left: FC with the PCA oracle reaches zero labelling failure at large d "
+            "(median < 0.01), unlike LSH_Clustering", comps,
+            f"; FC median failure at d={dmax} over FC's {own7.size} of "
+            f"{_errors(f7, FC7, 'failure', d=dmax).size} successful runs: {med:.3f}: {zero}"
+            f"{unchecked}", verdict=word)
     f7r = raw.get("f7r")
     if f7r is not None and len(f7r):
         succ = f7r[f7r.method == FC_CLUST].groupby("k").fc_success.mean()
-        comps = [compare(f"FC/LSH at k={k}", _errors(f7r, FC_CLUST, "loss", k=k),
-                         _errors(f7r, LSH, "loss", k=k)) for k in sorted(f7r.k.unique())]
+        comps = [_own_vs(f"FC/LSH at k={k}", f7r, FC_CLUST, LSH, "loss", k=k)
+                 for k in sorted(f7r.k.unique())]
         add("7 right (substitute data, see deviations): FC succeeds on various k except k = 5",
             comps, "; FC success by k: " + ", ".join(f"k={k}: {v:.0%}" for k, v in succ.items()),
             verdict="not comparable (different data set); " + verdict_word(
@@ -176,28 +202,45 @@ def figures(raw: dict[str, pd.DataFrame], folder: Path) -> dict[str, str]:
     out["fig5"] = save_figure(
         folder, "friendlycore_fig5",
         "FriendlyCore Fig. 5: averaging (line: 0.1–0.9 trimmed mean; band: 0.1/0.9 quantiles)", p5)
-    f6 = raw["f6"]
-    p6 = [Panel(f"{r} reading (median, 0.1/0.9 band)", "n", "normalised loss 1 − X/Y",
-                _band_series(f6[f6.reading == r], "n", "loss"), log_x=True)
-          for r in sorted(f6.reading.unique())]
-    out["fig6"] = save_figure(folder, "friendlycore_fig6", "Fig. 6 left: d=2, k=8", p6)
+    if "f6" in raw:
+        f6 = raw["f6"]
+        p6 = [Panel(f"{r} reading (median, 0.1/0.9 band)", "n", "normalised loss 1 − X/Y",
+                    _band_series(f6[f6.reading == r], "n", "loss"), log_x=True)
+              for r in sorted(f6.reading.unique())]
+        out["fig6"] = save_figure(folder, "friendlycore_fig6", "Fig. 6 left: d=2, k=8", p6)
     f6r = raw.get("f6r")
     if f6r is not None and len(f6r):
         p6r = [Panel(f"{r} reading, n = 2·10⁵", "x", "y",
-                     [Series(w, g.x, g.y, markers_only=True,
+                     [Series(w, g.x, g.y, markers_only=True, hollow=w == "true centres",
                              color="#000000" if w == "true centres" else None)
-                      for w, g in f6r[f6r.reading == r].groupby("who")])
+                      # FC drawn over the baselines, the true centres as rings over all
+                      for w, g in sorted(f6r[f6r.reading == r].groupby("who"), key=lambda wg: (
+                          wg[0] == "true centres", wg[0].startswith(FC_CLUST), wg[0]))])
                for r in sorted(f6r.reading.unique())]
         out["fig6_right"] = save_figure(folder, "friendlycore_fig6_right",
                                         "Fig. 6 right: centres of one run", p6r)
     p7 = [Panel("Fig. 7 left: k=5 GMM (median, 0.1/0.9 band)", "d", "labelling failure",
-                _band_series(raw["f7"], "d", "failure"), log_x=True)]
+                _band_series(raw["f7"], "d", "failure"), log_x=True)] if "f7" in raw else []
     f7r = raw.get("f7r")
     if f7r is not None and len(f7r):
         p7.append(Panel("Fig. 7 right on gas drift (substitute data)", "k",
                         "normalised loss 1 − X/Y", _band_series(f7r, "k", "loss")))
-    out["fig7"] = save_figure(folder, "friendlycore_fig7", "FriendlyCore Fig. 7", p7)
+    if p7:
+        out["fig7"] = save_figure(folder, "friendlycore_fig7", "FriendlyCore Fig. 7", p7)
     return out
+
+
+def _backup_row(raw: dict[str, pd.DataFrame]) -> tuple[str, str, str, str]:
+    used = sorted(set(raw.get("f6", pd.DataFrame()).get("fc_fallback", pd.Series(["dplloyd"]))
+                      .astype(str)))
+    ours = {"lsh": "LSH_Clustering at ρ = 0.01 (`FriendlyCoreKMeans(fallback=\"lsh\")`)",
+            "dplloyd": "DPLloyd at ε = √0.02 (0.01-zCDP), the stand-in before "
+                       "`fallback=\"lsh\"`"}
+    return ("FC_Clustering's backup on failure", "LSH_Clustering at ε = √0.02",
+            "; ".join(ours.get(u, u) for u in used),
+            "—" if used == ["lsh"] else "`fallback=\"lsh\"` lands with the FriendlyCore "
+            "speed-up branch; `python -m dpcore.reproduce.friendlycore` re-runs with it. The "
+            "verdicts judge FriendlyCore's own successful runs, never the backup's")
 
 
 def deviations(raw: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -208,9 +251,10 @@ def deviations(raw: dict[str, pd.DataFrame]) -> pd.DataFrame:
          f"{r['f5r']} / {r['f5d']} / {r['f5n']} (panels 1/2/3), same statistic, plus 0.1/0.9 "
          "bands", "— (bands added so the spread is visible)"),
         ("Figs. 6–7 repetitions", "30, medians with 0.1/0.9 quantiles",
-         f"Fig. 6: {r['f6']}; Fig. 7 left: {r['f7']}; Fig. 7 right: {r.get('f7r', '0')} "
+         f"Fig. 6: {r.get('f6', 'withdrawn')}; Fig. 7 left: {r.get('f7', 'withdrawn')}; Fig. 7 "
+         f"right: {r.get('f7r', '0')} "
          "(per method and setting)",
-         "—" if {r["f6"], r["f7"], r.get("f7r", "0")} == {"30"} else
+         "—" if {r.get("f6"), r.get("f7"), r.get("f7r", "0")} == {"30"} else
          "wall time on the shared 2-core machine (see top); `--from-raw DIR --top-up` adds the "
          "missing Fig. 6 / 7 left repetitions, `make reproduce` runs all 30"),
         ("axis grids (R, d, n, k)", "not stated", "R ∈ 10¹…10¹⁰, d ∈ 10…5000, n ∈ 10³…10⁴ "
@@ -229,8 +273,7 @@ def deviations(raw: dict[str, pd.DataFrame]) -> pd.DataFrame:
          "noise shapes), (ε = 2, δ = 1e-8); noise knob α calibrated by zCDP composition",
          "no dp_accounting dependency; zCDP is looser, so our LSH adds somewhat more noise "
          "(a disadvantage to the baseline)"),
-        ("FC_Clustering's backup on failure", "LSH_Clustering at ε = √0.02", "DPLloyd at "
-         "ε = √0.02 (0.01-zCDP)", "FriendlyCoreKMeans offers a DPLloyd fallback; same budget"),
+        _backup_row(raw),
         ("extra references", "—", "DPLloyd at ε = 2 and √2 (Fig. 6), ε = 2 (Fig. 7); the plain "
          "Gaussian mechanism and the non-private mean (Fig. 5(3))", "context only"),
         ("Fig. 6 data", "N(c_i, 0.0221 I₂)", "both readings: covariance 0.0221 I ('printed') and "
@@ -306,6 +349,13 @@ FINDINGS = """## Findings, errata and deviations
 def write_report(path: Path, raw: dict[str, pd.DataFrame], *, audits: pd.DataFrame | None,
                  findings: str, meta: dict) -> Path:
     """Write the markdown report (and its figures next to it)."""
+    from dpcore.reproduce._friendlycore_store import FIGURES
+    from dpcore.reproduce._versions import check_one_version
+
+    versions = check_one_version(raw, FIGURES)  # raises on a figure of mixed versions
+    commits = {fig: ", ".join(sorted({str(c) for p in panels if p in raw
+                                       for c in raw[p].get("git_commit", ["not recorded"])}))
+               for fig, panels in FIGURES.items()}
     figs = figures(raw, path.parent / "figures")
     cl = claims(raw)
     f5 = {k: raw[k].groupby([x, "method"]).error.agg(trim10).unstack().reset_index()
@@ -322,6 +372,17 @@ def write_report(path: Path, raw: dict[str, pd.DataFrame], *, audits: pd.DataFra
         f"Generated by `{meta['command']}` ({meta['mode']}; {meta['wall']}). Privacy as in the "
         "paper: ρ = 1, δ = 1e-8 (zCDP) for FriendlyCore; baselines at the settings below.",
         "",
+        "Code version of the runs (hash of the dpcore sources they depend on; a rebuild refuses "
+        "a figure of mixed versions): " + "; ".join(
+            f"{fig}: `{v}` (commit {commits[fig]})"
+            for fig, v in versions.items()) + ".",
+        "",
+        *(["## Withdrawn figures (runs of mixed code versions)", "",
+            *(f"* **{fig}** — {why} Its claims are not judged here; "
+              "`python -m dpcore.reproduce.friendlycore` re-runs every figure with one version "
+              "(about 50 min on the idle 2-core machine; see the timings)."
+              for fig, why in meta.get("withdrawn", {}).items()), ""]
+          if meta.get("withdrawn") else []),
         "## Differences from the paper",
         "",
         markdown_table(deviations(raw)),
@@ -348,39 +409,44 @@ def write_report(path: Path, raw: dict[str, pd.DataFrame], *, audits: pd.DataFra
         "",
         markdown_table(f5["f5n"]),
         "",
-        "## Figure 6 left: d = 2, k = 8, normalised k-means loss 1 − X/Y (lower is better)",
-        "",
-        "FC_Clustering: ρ = 0.99 (δ = 1e-8), t = 200, r_min = 0.001, Λ = 1, k-means++ oracle "
-        "(best of 10 starts); on failure DPLloyd with ρ = 0.01. LSH_Clustering: (ε = 2, δ = 1e-8), "
-        "radius 1. `fc_success` = share of runs where FriendlyCore produced the centres.",
-        "",
-        figs["fig6"],
-        "",
-        markdown_table(q(raw["f6"], ["reading", "n"], "loss")),
-        "",
-        markdown_table(raw["f6"][raw["f6"].method == FC_CLUST].groupby(["reading", "n"])
-                       .fc_success.agg(["mean", "size"]).rename(
-                           columns={"mean": "FC success rate", "size": "runs"}).reset_index()),
-        "",
     ]
+    if "fig6" in figs:
+        lines += [
+            "## Figure 6 left: d = 2, k = 8, normalised k-means loss 1 − X/Y (lower is better)",
+            "",
+            "FC_Clustering: ρ = 0.99 (δ = 1e-8), t = 200, r_min = 0.001, Λ = 1, k-means++ oracle "
+            "(best of 10 starts); on failure its backup with ρ = 0.01 (differences table). "
+            "LSH_Clustering: (ε = 2, δ = 1e-8), radius 1. `fc_success` = share of runs where "
+            "FriendlyCore produced the centres.",
+            "",
+            figs["fig6"],
+            "",
+            markdown_table(q(raw["f6"], ["reading", "n"], "loss")),
+            "",
+            markdown_table(raw["f6"][raw["f6"].method == FC_CLUST].groupby(["reading", "n"])
+                           .fc_success.agg(["mean", "size"]).rename(
+                               columns={"mean": "FC success rate", "size": "runs"}).reset_index()),
+            "",
+        ]
     if "fig6_right" in figs:
         lines += [
             "## Figure 6 right: one run at n = 2·10⁵ (distance of each centre to the nearest "
             "true one)", "", figs["fig6_right"], "",
             markdown_table(raw["f6r"].groupby(["reading", "who"]).nearest_true
                            .agg(["median", "max"]).reset_index()), ""]
-    lines += [
-        "## Figure 7: k = 5 GMM (left) and gas sensors (right)",
-        "",
-        "Left: n = 2.5·10⁵, PCA oracle, r_min = 0.1, Λ = 10√d; labelling failure (best "
-        "permutation). Right: **substitute data** (see the differences table): normalised k-means "
-        "loss vs k, FC_Clustering with the k-means++ oracle, r_min = 0.1, Λ = 10⁵.",
-        "",
-        figs["fig7"],
-        "",
-        markdown_table(q(raw["f7"], ["d"], "failure")),
-        "",
-    ]
+    if "fig7" in figs:
+        lines += [
+            "## Figure 7: k = 5 GMM (left) and gas sensors (right)",
+            "",
+            "Left: n = 2.5·10⁵, PCA oracle, r_min = 0.1, Λ = 10√d; labelling failure (best "
+            "permutation). Right: **substitute data** (see the differences table): normalised "
+            "k-means loss vs k, FC_Clustering with the k-means++ oracle, r_min = 0.1, Λ = 10⁵.",
+            "",
+            figs["fig7"],
+            "",
+            markdown_table(q(raw["f7"], ["d"], "failure")),
+            "",
+        ]
     f7r = raw.get("f7r")
     if f7r is not None and len(f7r):
         lines += [markdown_table(q(f7r, ["k"], "loss")), "",
@@ -395,6 +461,11 @@ def write_report(path: Path, raw: dict[str, pd.DataFrame], *, audits: pd.DataFra
             "The broken variants show that the audit has power. The baselines' audits "
             "(KV18 at ε and at ρ, LSH_Clustering at (2, 1e-8)) are in `tests/test_baselines.py`.",
             "", markdown_table(audits), ""]
+    from dpcore.reproduce._friendlycore_covariance import covariance_section
+
+    cov_audit = None if audits is None else audits[audits.mechanism.str.startswith(
+        "FriendlyCovariance")]
+    lines += covariance_section(raw.get("cov"), cov_audit)
     lines += [findings, "## Timings", "", meta.get("timings", "not recorded"), ""]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines), encoding="utf-8")

@@ -9,11 +9,17 @@ pandas DataFrame:
   FC_Avg vs CoinPress (and the plain Gaussian mechanism) on N(0, I_d) data, ρ = 1, δ = 1e-8,
   trimmed mean (0.1–0.9 quantiles) of the ℓ2 error.
 * :func:`figure6` — Fig. 6: d = 2, k = 8, normalised k-means loss 1 − X/Y vs n, FC_Clustering
-  (ρ = 0.99, DPLloyd backup with ρ = 0.01) vs :class:`~dpcore.mechanisms.lloyd.estimator.DPLloyd`.
+  (ρ = 0.99, backup with ρ = 0.01: the paper's LSH_Clustering, :data:`FALLBACK`) vs
+  :class:`~dpcore.mechanisms.lloyd.estimator.DPLloyd`; claims judged on FriendlyCore's own runs.
 * :func:`figure7_left` — Fig. 7 left: k = 5 Gaussian mixture, labelling failure vs d, PCA oracle.
 * :func:`claims` — spec §6 claims, each with its measured numbers and a verdict.
 * :func:`audits` — privacy audits of the zCDP filter and friendly_mean
   (:mod:`dpcore.reproduce._friendlycore_audits`).
+
+Every saved row carries its code version (:mod:`dpcore.reproduce._versions`); ``--from-raw DIR``
+refuses a figure whose runs mix versions (``--withdraw-mixed`` leaves such figures out and lists
+them). A full re-run of every figure with one version is this module without options: about
+45 min on the idle 2-core machine (:data:`RERUN_TIMES`).
 
 Settings the paper does not give (axis ranges, CoinPress's iteration count in Fig. 5(3)) follow the
 spec (``../shared/spec/friendlycore.md`` §5) and are listed in the report.
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 import warnings
 from collections.abc import Sequence
@@ -43,7 +50,17 @@ from dpcore.mechanisms.friendlycore import FriendlyCoreKMeans, friendly_mean
 from dpcore.privacy.guarantees import PrivacyLeakWarning
 from dpcore.reproduce._friendlycore_audits import audits
 from dpcore.reproduce._friendlycore_report import FINDINGS
+from dpcore.reproduce._friendlycore_store import (
+    FALLBACK,
+    FIGURES,
+    load_raw,
+    run_stamp,
+    stamp_runs,
+    withdraw_mixed,
+)
+from dpcore.reproduce._friendlycore_store import top_up as _top_up
 from dpcore.reproduce._report import markdown_table, report_dir
+from dpcore.reproduce._versions import MixedVersionsError, check_one_version
 
 __all__ = [
     "claims",
@@ -206,13 +223,14 @@ def _dplloyd(k: int, epsilon: float, radius: float, gen: np.random.Generator):
 
 def figure6(
     ns: Sequence[int], *, reps: int = 30, reading: str = "printed", t: int = 200,
-    rng: RNGLike = 0,
+    rng: RNGLike = 0, fallback: str = FALLBACK,
 ) -> pd.DataFrame:
     """Fig. 6 left: normalised k-means loss ``1 − X/Y`` per run (X: k-means++ on all data).
 
-    Methods: FC_Clustering (ρ = 0.99 of (1, 1e-8)-zCDP, DPLloyd with ρ = 0.01 as backup on
-    failure, as the paper's LSH backup), DPLloyd at ε = 2 (the paper's LSH setting: neither
-    guarantee implies the other) and at ε = √2 (ε²/2 = ρ = 1, strictly stronger than FC's).
+    Methods: FC_Clustering (ρ = 0.99 of (1, 1e-8)-zCDP, ``fallback`` with ρ = 0.01 as backup on
+    failure: the paper's LSH_Clustering by default), DPLloyd at ε = 2 (the paper's LSH
+    setting: neither guarantee implies the other) and at ε = √2 (ε²/2 = ρ = 1, strictly
+    stronger than FC's).
     """
     gen = as_generator(rng)
     rows = []
@@ -221,7 +239,7 @@ def figure6(
             X, _ = fig6_data(n, reading=reading, rng=gen)
             ref = _reference_cost(X, 8, gen)
             fc = FriendlyCoreKMeans(
-                8, rho=RHO, delta=DELTA, radius=1.0, t=t, r_min=1e-3, fallback="dplloyd",
+                8, rho=RHO, delta=DELTA, radius=1.0, t=t, r_min=1e-3, fallback=fallback,
                 fallback_share=0.01, accounting="paper", rng=gen,
             ).fit(X)
             runs = {"FC_Clustering": (fc.cluster_centers_, not fc.failed_)}
@@ -253,7 +271,8 @@ def labelling_failure(labels: np.ndarray, pred: np.ndarray, k: int) -> float:
 
 
 def figure7_left(
-    dims: Sequence[int], *, n: int = 250_000, reps: int = 30, t: int = 200, rng: RNGLike = 0
+    dims: Sequence[int], *, n: int = 250_000, reps: int = 30, t: int = 200, rng: RNGLike = 0,
+    fallback: str = FALLBACK,
 ) -> pd.DataFrame:
     """Fig. 7 left: labelling failure vs d (k = 5, PCA oracle, r_min = 0.1, Λ = 10√d), with
     DPLloyd at ε = 2 and radius Λ as the comparison."""
@@ -266,7 +285,7 @@ def figure7_left(
             X, y = fig7_data(n, d, k, rng=gen)
             fc = FriendlyCoreKMeans(
                 k, rho=RHO, delta=DELTA, radius=lam, t=t, r_min=0.1, oracle="pca",
-                fallback="dplloyd", fallback_share=0.01, accounting="paper", rng=gen,
+                fallback=fallback, fallback_share=0.01, accounting="paper", rng=gen,
             ).fit(X)
             rows.append({"d": d, "rep": rep, "method": "FC_Clustering (PCA oracle)",
                          "failure": labelling_failure(y, fc.predict(X), k),
@@ -328,7 +347,8 @@ def load_gas(path: Path | None = None) -> tuple[np.ndarray, np.ndarray]:
 
 
 def figure7_right(
-    X: np.ndarray, ks: Sequence[int], *, reps: int = 30, t: int = 200, rng: RNGLike = 0
+    X: np.ndarray, ks: Sequence[int], *, reps: int = 30, t: int = 200, rng: RNGLike = 0,
+    fallback: str = FALLBACK,
 ) -> pd.DataFrame:
     """Fig. 7 right on the data given: normalised k-means loss 1 − X/Y vs k for FC_Clustering
     (k-means++ oracle, r_min = 0.1, Λ = 10⁵, ρ = 0.99 + DPLloyd backup), LSH_Clustering (ε = 2,
@@ -340,7 +360,7 @@ def figure7_right(
         for rep in range(reps):
             ref = _reference_cost(X, k, gen)
             fc = FriendlyCoreKMeans(k, rho=RHO, delta=DELTA, radius=lam, t=t, r_min=0.1,
-                                    fallback="dplloyd", fallback_share=0.01, rng=gen).fit(X)
+                                    fallback=fallback, fallback_share=0.01, rng=gen).fit(X)
             runs = {"FC_Clustering": (fc.cluster_centers_, not fc.failed_),
                     "LSH_Clustering ε=2": (_lsh(k, lam, gen).fit(X).cluster_centers_, True),
                     "DPLloyd ε=2": (_dplloyd(k, 2.0, lam, gen).fit(X).cluster_centers_, True)}
@@ -350,13 +370,14 @@ def figure7_right(
     return pd.DataFrame(rows)
 
 
-def figure6_right(n: int = 200_000, *, reading: str = "sd", rng: RNGLike = 0) -> pd.DataFrame:
+def figure6_right(n: int = 200_000, *, reading: str = "sd", rng: RNGLike = 0,
+                  fallback: str = FALLBACK) -> pd.DataFrame:
     """Fig. 6 right: one repetition's centres (true, FC_Clustering, DPLloyd ε = 2,
     LSH_Clustering ε = 2) at n = 2·10⁵."""
     gen = as_generator(rng)
     X, c = fig6_data(n, reading=reading, rng=gen)
     fc = FriendlyCoreKMeans(8, rho=RHO, delta=DELTA, radius=1.0, t=200, r_min=1e-3,
-                            fallback="dplloyd", fallback_share=0.01, accounting="paper",
+                            fallback=fallback, fallback_share=0.01, accounting="paper",
                             rng=gen).fit(X)
     dl = _dplloyd(8, 2.0, 1.0, gen).fit(X)
     lsh = _lsh(8, 1.0, gen).fit(X)
@@ -378,67 +399,29 @@ def claims(raw: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return _claims(raw)
 
 
-RAW_FILES = ("f5r", "f5d", "f5n", "f6", "f6r", "f7", "f7r")
+#: What a full re-run costs (measured 26 Nov 2026, this checkout, FC_Clustering's backup DPLloyd).
+RERUN_TIMES = (
+    "Assembled from saved runs. A full re-run (`python -m dpcore.reproduce.friendlycore`, every "
+    "figure at the paper's repetitions, one code version) takes about 50 min on the idle 2-core "
+    "machine: per repetition of all settings, Fig. 6 ≈ 11 s + LSH ≈ 4 s (30 reps: ≈ 8 min), "
+    "Fig. 7 left ≈ 41 s + LSH ≈ 10 s (≈ 25 min), Fig. 5 ≈ 2.6 min, App. A ≈ 60 s per run "
+    "(10 runs), the rest a few minutes. Measured here under other users' load: Fig. 6 with "
+    "Fig. 6 right 7.4 min (load 4–10; 23 min at load 10–19 in an earlier try); Fig. 7 left with "
+    "its LSH runs had not finished after 30 min at load 5–9, so Fig. 7 is left to the lead.")
 
 
-def _topup_jobs(seed: int) -> list[tuple]:
-    """(panel, method counted, setting columns, runner(setting, reps, rng)) for the panels that
-    :func:`top_up` extends; each runner makes every method of its group on the same data."""
-    return [
-        ("f6", "FC_Clustering", ("n", "reading"),
-         lambda s, k, g: figure6([int(s[0])], reps=k, reading=s[1], rng=g)),
-        ("f6", "LSH_Clustering ε=2", ("n", "reading"),
-         lambda s, k, g: figure6_lsh([int(s[0])], reps=k, reading=s[1], rng=g)),
-        ("f7", "FC_Clustering (PCA oracle)", ("d",),
-         lambda s, k, g: figure7_left([int(s[0])], reps=k, rng=g)),
-        ("f7", "LSH_Clustering ε=2", ("d",),
-         lambda s, k, g: figure7_left_lsh([int(s[0])], reps=k, rng=g)),
-    ]
+def top_up(raw: dict[str, pd.DataFrame], reps: int = 30, **kw) -> dict[str, pd.DataFrame]:
+    """:func:`dpcore.reproduce._friendlycore_store.top_up` with this module's runners."""
+    return _top_up(raw, reps, runners=sys.modules[__name__], **kw)
 
 
-def top_up(raw: dict[str, pd.DataFrame], reps: int = 30, *, seed: int = 0,
-           save: Path | None = None, progress: bool = False) -> dict[str, pd.DataFrame]:
-    """Add repetitions to stored Fig. 6 / Fig. 7 left runs until every setting has ``reps``.
-
-    The panels draw their repetitions from one sequential stream, so the missing repetitions
-    ``h … reps − 1`` of a setting (the ``i``-th of its panel, job ``j`` of
-    :func:`_topup_jobs`) come from their own stream ``default_rng([seed, 1000 + j, i, h])``:
-    independent of the stored ones, and the same on every top-up of the same stored runs. The
-    new rows are numbered on from the stored repetitions; with ``save`` (a folder) each panel
-    is written to ``friendlycore_<panel>.csv.gz`` after every setting, so a stopped run keeps
-    what it finished.
-    """
-    if reps < 1:
-        raise ValueError(f"reps must be ≥ 1, got {reps}")
-    raw = dict(raw)
-    for j, (panel, method, cols, run) in enumerate(_topup_jobs(seed)):
-        df = raw.get(panel)
-        if df is None or df.empty:
-            continue
-        settings = df[list(cols)].drop_duplicates().sort_values(list(cols))
-        for i, setting in enumerate(settings.itertuples(index=False)):
-            sel = df["method"] == method
-            for col, v in zip(cols, setting, strict=True):
-                sel &= df[col] == v
-            have = int(sel.sum())
-            if have >= reps:
-                continue
-            t0 = time.perf_counter()
-            new = run(tuple(setting), reps - have, np.random.default_rng([seed, 1000 + j, i, have]))
-            new["rep"] += have
-            df = raw[panel] = pd.concat([df, new], ignore_index=True)
-            if save is not None:
-                df.to_csv(save / f"friendlycore_{panel}.csv.gz", index=False)
-            if progress:
-                where = dict(zip(cols, setting, strict=True))
-                print(f"{panel} {method} {where}: repetitions {have}…{reps - 1} in "
-                      f"{time.perf_counter() - t0:.0f} s", flush=True)
-    return raw
-
-
-def run_all(quick: bool, seed: int = 0, timings: dict | None = None) -> dict[str, pd.DataFrame]:
+def run_all(quick: bool, seed: int = 0, timings: dict | None = None,
+            fallback: str = FALLBACK) -> dict[str, pd.DataFrame]:
     """Every panel's per-repetition frame at the paper's repetition counts (50 for Fig. 5, 30
-    for Figs. 6–7), or a small version with ``quick``."""
+    for Figs. 6–7), or a small version with ``quick``; every row stamped with the code version
+    (:func:`stamp_runs`)."""
+    _check_fallback_available(fallback)
+    version = run_stamp()
     timings = {} if timings is None else timings
 
     def timed(label, fn, *a, **kw):
@@ -463,9 +446,10 @@ def run_all(quick: bool, seed: int = 0, timings: dict | None = None) -> dict[str
     }
     ns6 = [10_000, 50_000] if q else [10_000, 30_000, 100_000, 200_000]
     raw["f6"] = pd.concat([
-        timed("Figure 6 (sd)", figure6, ns6, reps=r67, reading="sd", rng=seed + 3),
+        timed("Figure 6 (sd)", figure6, ns6, reps=r67, reading="sd", rng=seed + 3,
+              fallback=fallback),
         timed("Figure 6 (printed)", figure6, [ns6[0], ns6[-1]], reps=r67, reading="printed",
-              rng=seed + 4),
+              rng=seed + 4, fallback=fallback),
         timed("Figure 6 LSH (sd)", figure6_lsh, ns6, reps=r67, reading="sd", rng=seed + 13),
         timed("Figure 6 LSH (printed)", figure6_lsh, [ns6[0], ns6[-1]], reps=r67,
               reading="printed", rng=seed + 14),
@@ -473,16 +457,33 @@ def run_all(quick: bool, seed: int = 0, timings: dict | None = None) -> dict[str
     dims7 = [128, 512] if q else [32, 128, 256, 512]
     n7 = 50_000 if q else 250_000
     raw["f7"] = pd.concat([
-        timed("Figure 7 left", figure7_left, dims7, n=n7, reps=1 if q else r67, rng=seed + 5),
+        timed("Figure 7 left", figure7_left, dims7, n=n7, reps=1 if q else r67, rng=seed + 5,
+              fallback=fallback),
         timed("Figure 7 left LSH", figure7_left_lsh, dims7, n=n7, reps=1 if q else r67,
               rng=seed + 15),
     ], ignore_index=True)
     X, _ = load_gas()
     raw["f7r"] = timed("Figure 7 right (gas)", figure7_right, X, [3, 5] if q else
-                       [2, 3, 4, 5, 6, 7, 8], reps=2 if q else r67, rng=seed + 16)
+                       [2, 3, 4, 5, 6, 7, 8], reps=2 if q else r67, rng=seed + 16,
+                       fallback=fallback)
+    from dpcore.reproduce._friendlycore_covariance import covariance_runs
+
+    raw["cov"] = timed("App. A covariance", covariance_runs, 2 if q else 10, rng=seed + 17,
+                       quick=q)
     raw["f6r"] = pd.concat([timed(f"Figure 6 right ({r})", figure6_right, 200_000, reading=r,
-                                  rng=seed + 6) for r in ("sd", "printed")], ignore_index=True)
-    return raw
+                                  rng=seed + 6, fallback=fallback) for r in ("sd", "printed")],
+                           ignore_index=True)
+    return stamp_runs(raw, fallback, version)
+
+
+def _check_fallback_available(fallback: str) -> None:
+    """A clear message, before hours of runs, when this checkout's FriendlyCoreKMeans lacks the
+    backup (``fallback="lsh"`` lands with the FriendlyCore speed-up branch)."""
+    try:
+        FriendlyCoreKMeans._parameter_constraints["fallback"].validate("fallback", fallback)
+    except (TypeError, ValueError) as exc:
+        raise SystemExit(f"FriendlyCoreKMeans(fallback={fallback!r}) is not available in this "
+                         f"checkout ({exc}); use --fallback dplloyd for the old stand-in") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -499,7 +500,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--top-up", action="store_true",
                         help="with --from-raw: run the Fig. 6 / Fig. 7 left repetitions the "
                              "saved runs lack (up to the paper's 30) and add them")
+    parser.add_argument("--withdraw-mixed", action="store_true",
+                        help="with --from-raw: leave out (and list) the figures whose saved runs "
+                             "mix code versions instead of refusing the whole rebuild")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--fallback", choices=("lsh", "dplloyd"), default=FALLBACK,
+                        help="FC_Clustering's backup after a failure (default: the paper's LSH)")
     args = parser.parse_args(argv)
     if args.top_up and args.from_raw is None:
         parser.error("--top-up needs --from-raw (the folder of the saved runs to extend)")
@@ -509,22 +515,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.simplefilter("ignore", PrivacyLeakWarning)
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
+    withdrawn: dict[str, str] = {}
     if args.from_raw is not None:
-        raw = {k: pd.read_csv(args.from_raw / f"friendlycore_{k}.csv.gz") for k in RAW_FILES
-               if (args.from_raw / f"friendlycore_{k}.csv.gz").exists()}
-        command = f"python -m dpcore.reproduce.friendlycore --from-raw {args.from_raw.name}"
+        raw = load_raw(args.from_raw)
+        if args.withdraw_mixed:
+            raw, withdrawn = withdraw_mixed(raw)
+        try:
+            check_one_version(raw, FIGURES)
+        except MixedVersionsError as exc:
+            print(f"refusing to rebuild: {exc}", file=sys.stderr)
+            return 2
+        command = f"python -m dpcore.reproduce.friendlycore --from-raw {args.from_raw.name}" \
+            + (" --withdraw-mixed" if args.withdraw_mixed else "")
         if args.top_up:
             raw_dir = out / "figures"
             raw_dir.mkdir(parents=True, exist_ok=True)
             t, before = time.perf_counter(), sum(len(df) for df in raw.values())
-            raw = top_up(raw, 30, seed=args.seed, save=raw_dir, progress=True)
+            try:
+                raw = top_up(raw, 30, seed=args.seed, save=raw_dir, progress=True)
+            except MixedVersionsError as exc:
+                print(f"refusing to top up: {exc}", file=sys.stderr)
+                return 2
             if sum(len(df) for df in raw.values()) > before:  # else: nothing was missing
                 timings["top-up of Figs. 6 / 7 left"] = time.perf_counter() - t
             command += " --top-up"
     else:
-        raw = run_all(args.quick, args.seed, timings)
-        command = "python -m dpcore.reproduce.friendlycore" + (" --quick" if args.quick else "")
-    aud = audits(n_samples=8_000 if args.quick else 20_000, rng=args.seed + 7)
+        raw = run_all(args.quick, args.seed, timings, fallback=args.fallback)
+        command = "python -m dpcore.reproduce.friendlycore" + (" --quick" if args.quick else "") \
+            + ("" if args.fallback == FALLBACK else f" --fallback {args.fallback}")
+    from dpcore.reproduce._friendlycore_covariance import covariance_audit
+
+    aud = pd.concat([audits(n_samples=8_000 if args.quick else 20_000, rng=args.seed + 7),
+                     covariance_audit(8_000 if args.quick else 20_000, rng=args.seed + 7)],
+                    ignore_index=True)
     raw_dir = out / "figures"
     raw_dir.mkdir(parents=True, exist_ok=True)
     for k, df in raw.items():
@@ -532,9 +555,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     wall = time.perf_counter() - t0
     meta = {"command": command, "mode": "quick" if args.quick else "full",
             "wall": f"{wall / 60:.1f} min on the shared 2-core machine, seed {args.seed}",
+            "withdrawn": withdrawn,
             "timings": markdown_table(pd.DataFrame({"step": list(timings),
                                                     "seconds": list(timings.values())}), ".0f")
-            if timings else "see the differences table (assembled from saved runs)"}
+            if timings else RERUN_TIMES}
     path = write_report(out / REPORT_NAME, raw, audits=aud, findings=FINDINGS, meta=meta)
     print(f"wrote {path} in {wall:.0f} s")
     return 0

@@ -65,3 +65,4 @@ __all__ = [
     "zCDPFilter",
     "zcdp_paradigm_guarantee",
 ]
+from .covariance import fc_covariance as fc_covariance  # App. A (FC_Covariance)

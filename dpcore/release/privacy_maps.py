@@ -277,6 +277,17 @@ def friendly_mean_map(p: Mapping[str, Any], facts: PublicFacts) -> Planned:
     return Planned(g, tuple(parts))
 
 
+def fc_covariance_map(p: Mapping[str, Any], facts: PublicFacts) -> Planned:
+    """FC_Covariance (paper 002, App. A, Thm A.1), with group privacy of 2 under the default
+    ``accounting="replace_one"``: :func:`~dpcore.mechanisms.friendlycore.covariance.
+    fc_covariance_guarantee`."""
+    from dpcore.mechanisms.friendlycore.covariance import fc_covariance_guarantee
+
+    return Planned(fc_covariance_guarantee(float(p.get("epsilon", 1.0)),
+                                           float(p.get("delta", 1e-6)),
+                                           str(p.get("accounting", "replace_one"))))
+
+
 #: Rows whose map makes every public check of their ``fit`` itself, so the door skips its check
 #: on an empty table (the sensitivity sampler would sample m pairs of the public n for it, and
 #: FriendlyCore k-means run its oracle on t empty parts: 46 s at the cities set's n).
@@ -295,4 +306,5 @@ MAPS: dict[str, PrivacyMap] = {
     "lsh_clustering": approx_map,
     "kv18_mean": kv18_map,
     "balcan17_kmeans": balcan_map,
+    "fc_covariance": fc_covariance_map,
 }

@@ -393,7 +393,12 @@ ENTRIES: tuple[Entry, ...] = (
         description="FriendlyCore DP averaging (paper 002); params.radius is the "
                     "pairwise-distance bound",
         parts=friendly_mean_parts),
-    Entry("fc_covariance", "FriendlyCore covariance", "dpcore.mechanisms.friendlycore.covariance:fc_covariance", {"covariance": "estimate"}, "approx", kind="function", task="statistic", pages=("friendlycore",), example=lambda p: {"epsilon": min(p.epsilon, 1.0), "delta": p.delta, "t": 10}, description="FriendlyCore covariance estimation, no bound on ‖Σ‖ (paper 002, App. A)"),  # noqa: E501
+    Entry(
+        "fc_covariance", "FriendlyCore covariance",
+        "dpcore.mechanisms.friendlycore.covariance:fc_covariance", {"covariance": "estimate"},
+        "approx", kind="function", task="statistic", pages=("friendlycore",),
+        example=lambda p: {"epsilon": min(p.epsilon, 1.0), "delta": p.delta, "t": 10},
+        description="FriendlyCore covariance estimation, no bound on ‖Σ‖ (paper 002, App. A)"),
     Entry(
         "noisy_average", "Noisy average (max-cover)", "dpcore.mechanisms.maxcover:noisy_average",
         {"mean": "center"}, "approx", kind="function",

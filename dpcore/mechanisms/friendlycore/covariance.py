@@ -232,7 +232,9 @@ def fc_covariance(X: np.ndarray, *, epsilon: float = 1.0, delta: float = 1e-6, t
     """
     p = validate_params(COVARIANCE_PARAMS, dict(epsilon=epsilon, delta=delta, t=t, eta=eta, c1=c1,
                                                 n_public=n_public, accounting=accounting))
-    X = check_points(X, min_rows=1)
+    # with a public n the partition is fixed and missing rows count as zeros: an empty private
+    # table releases like any other (total, issue 22.1); without it n is read off the data
+    X = check_points(X, min_rows=0 if p["n_public"] is not None else 1)
     if p["n_public"] is None:
         warnings.warn("fc_covariance: n read off the data (pass n_public): the partition into "
                       "parts then depends on the private row count", PrivacyLeakWarning,

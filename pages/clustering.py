@@ -36,7 +36,7 @@ from pages._common import (
     to_table_units,
     view_seed,
 )
-from pages._describe import declared_box
+from pages._describe import declared_box, mechanism_box
 from pages._export import export_buttons
 from pages._plain import show_plain_error, show_plain_warnings
 from pages._release import clustering_release_view
@@ -101,7 +101,7 @@ def compute_fits() -> list:
         mk = (name, *settings)
         if mk not in memo:
             memo[mk] = fit_algorithm(algorithms[name], X, k=k, epsilon=eps, delta=float(delta),
-                                     radius=float(ds.radius), seed=seed)
+                                     radius=float(ds.radius), seed=seed, bounds=mechanism_box(ds))
         outs.append(memo[mk])
     checkpoint(1.0, "done")
     return outs

@@ -70,13 +70,19 @@ GUARANTEES = ("pure", "approx", "zcdp", "random", "none")
 
 @dataclass(frozen=True)
 class PublicInputs:
-    """What a dashboard variant may build its parameters from: public values only."""
+    """What a dashboard variant may build its parameters from: public values only.
+
+    ``bounds``: the declared per-column box ``[lo, hi]`` in the centred coordinates the
+    mechanisms see, when every column has public bounds (the public description's or a bundled
+    sample's, never read off the data); None otherwise (a radius-only description).
+    """
 
     k: int
     epsilon: float
     delta: float
     radius: float
     n: int
+    bounds: tuple[Sequence[float], Sequence[float]] | None = None
 
 
 @dataclass(frozen=True)
@@ -317,6 +323,16 @@ def _coreset_size(n: int) -> int:
     return int(min(n, max(200, n // 10)))
 
 
+def _dpkmeans_params(p: PublicInputs) -> dict[str, Any]:
+    # The declared box when every column has one (issue 23.6): its clamping, noise and start
+    # beat the enclosing ball's; the radius stays for descriptions without bounds. The door
+    # fills ``bounds`` from its description the same way (BOUNDS is a public input).
+    q = {"n_clusters": p.k, "epsilon": p.epsilon, "radius": p.radius, "n": p.n}
+    if p.bounds is not None:
+        q["bounds"] = [list(map(float, p.bounds[0])), list(map(float, p.bounds[1]))]
+    return q
+
+
 ENTRIES: tuple[Entry, ...] = (
     Entry(
         "dpkmeans", "DP k-means (recommended)", "dpcore.estimators.dpkmeans:DPKMeans", _CENTERS,
@@ -324,8 +340,7 @@ ENTRIES: tuple[Entry, ...] = (
         pages=_CLUSTER_PAGES,
         variants=(Variant(
             "DP k-means (recommended)",
-            lambda p: {"n_clusters": p.k, "epsilon": p.epsilon, "radius": p.radius, "n": p.n},
-            "dpkmeans", "star-diamond", 2e-8,
+            _dpkmeans_params, "dpkmeans", "star-diamond", 2e-8,
             "DP-Lloyd with iterations and count/sum split chosen from ε, n, d and k "
             "(docs/dp_kmeans.md); beats the paper's fixed T = 10 at equal budget"),),
         description="recommended DP k-means: DP-Lloyd on the declared box or ball with the "

@@ -1,0 +1,86 @@
+"""The recommended DP k-means gets the declared box everywhere (issue 23.6, part left).
+
+The dashboard's variants are built from :class:`dpcore.release.registry.PublicInputs`; its
+``bounds`` (the declared box, centred, when every column is bounded) must reach ``DPKMeans`` so
+that it clamps, calibrates and starts on the box, and a radius-only description must still run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from apptest_helpers import clear_caches, errors, new_app
+
+from dpcore.app.sweeps import centred_box, clustering_algorithms, fit_algorithm
+from dpcore.data.datasets import SAMPLE_DATASETS
+from dpcore.estimators.dpkmeans import DPKMeans
+from dpcore.release.registry import PublicInputs, entry
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::dpcore.privacy.guarantees.PrivacyLeakWarning", "ignore::UserWarning"
+)
+REC = "DP k-means (recommended)"
+
+
+def test_centred_box_needs_every_column_and_shifts_by_the_centre():
+    """Catches a box built from some columns only (the others would be unbounded) and a box left
+    in table units while X is centred."""
+    b = {"a": (0.0, 10.0), "b": (-4.0, 2.0)}
+    assert centred_box(["a", "b"], b, [5.0, -1.0]) == ([-5.0, -3.0], [5.0, 3.0])
+    assert centred_box(["a", "b"], b, None) == ([0.0, -4.0], [10.0, 2.0])
+    assert centred_box(["a", "c"], b, None) is None
+    assert centred_box([], b, None) is None
+
+
+def test_recommended_variant_passes_the_box_only_when_declared():
+    """Catches the variant dropping ``bounds`` (the ball's noise on a bounded table) and a
+    radius-only description getting a made-up box."""
+    row = entry("dpkmeans")
+    box = ([-1.0, -2.0], [1.0, 2.0])
+    with_box = row.defaults(PublicInputs(3, 1.0, 1e-6, 3.0, 500, box))
+    assert with_box["bounds"] == [[-1.0, -2.0], [1.0, 2.0]]
+    without = row.defaults(PublicInputs(3, 1.0, 1e-6, 3.0, 500))
+    assert "bounds" not in without and without["radius"] == 3.0
+
+
+def test_fit_algorithm_recommended_uses_the_box_and_radius_only_still_runs():
+    """The dashboard's fit path: with a box the fitted DP-Lloyd stage has a box domain (its
+    clamping and noise are the box's); without one, the ball's. Catches ``fit_algorithm``
+    not forwarding ``bounds``."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1.0, 1.0, size=(2000, 2)) * [1.0, 2.0]
+    alg = clustering_algorithms()[REC]
+    box = ([-1.0, -2.0], [1.0, 2.0])
+    out = fit_algorithm(alg, X, k=3, epsilon=1.0, delta=1e-6, radius=float(np.hypot(1, 2)),
+                        seed=4, bounds=box)
+    assert out.error is None and out.centers is not None
+    assert out.params["bounds"] == [[-1.0, -2.0], [1.0, 2.0]]
+    est = DPKMeans(**out.params, rng=4).fit(X)
+    assert est.lloyd_.domain_.is_box
+    np.testing.assert_array_equal(est.cluster_centers_, out.centers)  # the same fit
+    ball = fit_algorithm(alg, X, k=3, epsilon=1.0, delta=1e-6, radius=float(np.hypot(1, 2)),
+                         seed=4)
+    assert ball.error is None and "bounds" not in ball.params
+    assert not DPKMeans(**ball.params, rng=4).fit(X).lloyd_.domain_.is_box
+
+
+@pytest.mark.slow
+def test_dashboard_recommended_fit_on_a_bounded_sample_uses_the_box():
+    """The Clustering page on a bundled sample (every column has public bounds): the
+    recommended fit's parameters carry the sample's box, centred on the declared centre.
+    Catches the page passing only the radius (issue 23: "passes only a radius even when every
+    column has bounds")."""
+    clear_caches()
+    at = new_app()
+    at.switch_page("pages/clustering.py").run()
+    at.multiselect(key="clu_algs").set_value([REC]).run()
+    assert not at.exception and not errors(at)
+    key = at.session_state["data"]
+    sample = SAMPLE_DATASETS[key]
+    lo = np.array([b[0] for b in sample.bounds])
+    hi = np.array([b[1] for b in sample.bounds])
+    fits = [v for k, v in at.session_state["_clu_memo"].items() if k != "data" and k[0] == REC]
+    assert fits and fits[0].error is None
+    got = np.asarray(fits[0].params["bounds"])
+    np.testing.assert_allclose(got[1] - got[0], hi - lo)  # the box's widths, not the ball's
+    np.testing.assert_allclose(got[0] + got[1], 0.0, atol=1e-9)  # centred on the box's centre

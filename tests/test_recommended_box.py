@@ -84,3 +84,41 @@ def test_dashboard_recommended_fit_on_a_bounded_sample_uses_the_box():
     got = np.asarray(fits[0].params["bounds"])
     np.testing.assert_allclose(got[1] - got[0], hi - lo)  # the box's widths, not the ball's
     np.testing.assert_allclose(got[0] + got[1], 0.0, atol=1e-9)  # centred on the box's centre
+
+
+@pytest.mark.parametrize("seeding", ["auto", "moments"])
+def test_dpkmeans_n_jobs_is_honoured_and_changes_nothing(monkeypatch, seeding):
+    """``n_jobs`` reaches DP-Lloyd's row loop (the spy sees 1 thread with ``n_jobs=1``) and the
+    centres are bit-for-bit those of any other thread count (blocks fixed by the shapes).
+    Catches an ignored ``n_jobs`` and blocks (so rounding) that follow the thread count."""
+    import dpcore.mechanisms.lloyd.algorithm as alg
+
+    seen: list[int] = []
+    real = alg.n_threads
+
+    def spy(n_jobs=None):
+        seen.append(real(n_jobs))
+        return seen[-1]
+
+    monkeypatch.setattr(alg, "n_threads", spy)
+    X = np.random.default_rng(2).uniform(-3.0, 3.0, size=(20_000, 4))
+    fits = {}
+    for jobs in (1, 2, -1, None):
+        seen.clear()
+        km = DPKMeans(4, epsilon=2.0, bounds=(-3.0, 3.0), n=20_000, seeding=seeding,
+                      n_jobs=jobs, rng=11).fit(X)
+        fits[jobs] = km.cluster_centers_
+        if jobs == 1:
+            assert seen and set(seen) == {1}
+        if jobs == 2:
+            assert seen and set(seen) == {2}
+    for jobs in (2, -1, None):
+        np.testing.assert_array_equal(fits[jobs], fits[1])
+
+
+def test_dpkmeans_n_jobs_is_validated():
+    """A bad ``n_jobs`` is a clear ParameterError (ValueError), never a traceback from the
+    thread pool."""
+    X = np.zeros((10, 2))
+    with pytest.raises(ValueError, match="n_jobs"):
+        DPKMeans(2, epsilon=1.0, bounds=(-1.0, 1.0), n=10, n_jobs=0).fit(X)

@@ -39,6 +39,7 @@ from dpcore.release.adapters import (
     estimator_runner,
     function_runner,
 )
+from dpcore.release.lazy_table import LazyTable
 from dpcore.release.release_parts import (
     dpkmeans_parts,
     dplloyd_parts,
@@ -59,6 +60,7 @@ __all__ = [
     "function_runner",
     "get_mechanism",
     "importable",
+    "mechanism_names",
     "page_available",
     "register",
     "variants",
@@ -486,22 +488,43 @@ def _check_table(entries: tuple[Entry, ...]) -> None:
 _check_table(ENTRIES)
 _BY_KEY: dict[str, Entry] = {e.key: e for e in ENTRIES}
 
-#: The releasable rows that import here, ready to run; :data:`UNAVAILABLE` the others' reasons.
-MECHANISMS: dict[str, Mechanism] = {}
-UNAVAILABLE: dict[str, str] = {}
+_LOADED: set[str] = set()  # keys whose row was imported (or that were set at run time)
+
+
+#: The releasable rows that import here, ready to run; :data:`UNAVAILABLE` the others' reasons
+#: (both filled on demand, issue 23.7: :class:`~dpcore.release.lazy_table.LazyTable`; a key's
+#: row is imported when that key is asked for, every row when a table is iterated).
+MECHANISMS: dict[str, Mechanism] = LazyTable(lambda key: _load_one(key), lambda: _load_all(),
+                                             _LOADED)
+UNAVAILABLE: dict[str, str] = LazyTable(lambda key: _load_one(key), lambda: _load_all(), _LOADED)
+
+
+def _load_one(key) -> None:
+    """Import the releasable row ``key`` into :data:`MECHANISMS` or :data:`UNAVAILABLE`."""
+    e = _BY_KEY.get(key) if isinstance(key, str) else None
+    if e is None or not e.releasable or key in _LOADED:
+        return
+    _LOADED.add(key)
+    try:
+        target = e.load()
+    except Exception as exc:  # any import problem makes it unavailable, with the reason
+        dict.__setitem__(UNAVAILABLE, e.key,
+                         f"{e.target} cannot be imported ({type(exc).__name__}: {exc})")
+        return
+    dict.__setitem__(MECHANISMS, e.key, Mechanism(e.key, target, e.runner(), e.description,
+                                                  e.fill_radius, e))
 
 
 def _load_all() -> None:
     for e in ENTRIES:
-        if not e.releasable:
-            continue
-        try:
-            target = e.load()
-        except Exception as exc:  # any import problem makes it unavailable, with the reason
-            UNAVAILABLE[e.key] = f"{e.target} cannot be imported ({type(exc).__name__}: {exc})"
-            continue
-        MECHANISMS[e.key] = Mechanism(e.key, target, e.runner(), e.description, e.fill_radius,
-                                      e)
+        _load_one(e.key)
+
+
+def mechanism_names() -> set[str]:
+    """Every name a release may give: the releasable rows and the run-time registrations,
+    without importing any mechanism module (an unknown name is still refused by
+    :func:`get_mechanism`, with the choices)."""
+    return {e.key for e in ENTRIES if e.releasable} | set(dict.keys(MECHANISMS))
 
 
 def register(mechanism: Mechanism, *, replace: bool = False) -> Mechanism:
@@ -518,8 +541,6 @@ def register(mechanism: Mechanism, *, replace: bool = False) -> Mechanism:
 
 def get_mechanism(name: str) -> Mechanism:
     """Return the runnable mechanism ``name`` or raise a ValueError that lists the choices."""
-    if not MECHANISMS and not UNAVAILABLE:
-        _load_all()
     if name in MECHANISMS:
         return MECHANISMS[name]
     if name in UNAVAILABLE:
@@ -557,6 +578,3 @@ def page_available(page: str) -> bool:
     without rows — data, ledger, tour — are always available)."""
     rows = [e for e in ENTRIES if page in e.pages and e.releasable]
     return not rows or any(importable(e) is None for e in rows)
-
-
-_load_all()

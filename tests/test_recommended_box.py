@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from apptest_helpers import clear_caches, errors, new_app
+from apptest_helpers import APP, clear_caches, errors, new_app
 
 from dpcore.app.sweeps import centred_box, clustering_algorithms, fit_algorithm
 from dpcore.data.datasets import SAMPLE_DATASETS
@@ -122,3 +122,42 @@ def test_dpkmeans_n_jobs_is_validated():
     X = np.zeros((10, 2))
     with pytest.raises(ValueError, match="n_jobs"):
         DPKMeans(2, epsilon=1.0, bounds=(-1.0, 1.0), n=10, n_jobs=0).fit(X)
+
+
+def _upload_fit(spec: dict) -> dict:
+    """The Clustering page's recommended fit on an uploaded table with the given description."""
+    import pandas as pd
+    from streamlit.testing.v1 import AppTest
+
+    clear_caches()
+    table = pd.DataFrame(np.random.default_rng(0).uniform(0.0, 10.0, size=(400, 2)),
+                         columns=["a", "b"])
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["data"] = "upload"
+    at.session_state["uploaded"] = {"name": "t.csv", "df": table, "size": 1000}
+    at.session_state["data_specs"] = {"upload": spec}
+    at.run()
+    at.switch_page("pages/clustering.py").run()
+    at.multiselect(key="clu_algs").set_value([REC]).run()
+    assert not at.exception and not errors(at)
+    fits = [v for k, v in at.session_state["_clu_memo"].items() if k != "data" and k[0] == REC]
+    assert fits and fits[0].error is None and fits[0].centers is not None
+    return fits[0].params
+
+
+BASE_SPEC = {"columns": ["a", "b"], "center": [5.0, 5.0], "radius": float(np.hypot(5, 5)),
+             "radius_from": "declared by you", "radius_source": "declared"}
+
+
+@pytest.mark.slow
+def test_dashboard_upload_radius_only_runs_and_a_declared_box_is_used():
+    """A radius-only upload still fits (no box invented); an upload whose description declares
+    every column's bounds gets that box, centred; bounds read off the data are never used.
+    Catches a page that builds a box from the data's own min/max (a leak) or none at all."""
+    assert "bounds" not in _upload_fit(dict(BASE_SPEC))
+    desc = {"columns": ["a", "b"], "lower": [0.0, 0.0], "upper": [10.0, 10.0]}
+    params = _upload_fit({**BASE_SPEC, "public_description": desc})
+    assert params["bounds"] == [[-5.0, -5.0], [5.0, 5.0]]
+    from_data = _upload_fit({**BASE_SPEC, "public_description": desc,
+                             "bounds_from_data": ["b"]})
+    assert "bounds" not in from_data

@@ -22,6 +22,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.app.describe import apply_description, describe, excluded_columns, suggest_bounds
+from dpcore.app.sweeps import centred_box
 from dpcore.core.text import md_text
 from dpcore.data.datasets import SAMPLE_DATASETS
 from dpcore.data.limits import MAX_ABS_VALUE
@@ -44,6 +45,18 @@ def declared_box(ds: Dataset) -> list[tuple[float, float]] | None:
     else:
         box = list(zip(desc["lower"], desc["upper"], strict=True))
     return [*box, (-math.inf, math.inf)] if len(box) == 1 else box
+
+
+def mechanism_box(ds: Dataset) -> tuple[list[float], list[float]] | None:
+    """The declared box in the mechanisms' centred coordinates when every column in use has
+    public bounds (a sample's, or the upload's description with none read off the data), else
+    None: what the recommended DP k-means clamps to (issue 23.6)."""
+    if ds.key not in SAMPLE_DATASETS and spec(ds.key, ds.df).get("bounds_from_data"):
+        return None
+    box = declared_box(ds)
+    cols = list(SAMPLE_DATASETS[ds.key].columns) if ds.key in SAMPLE_DATASETS else ds.columns
+    return None if box is None else centred_box(ds.columns, dict(zip(cols, box, strict=True)),
+                                                    ds.center)
 
 
 def _nice_outward(lo: float, hi: float) -> tuple[float, float]:

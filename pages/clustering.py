@@ -40,7 +40,7 @@ from pages._common import (
     to_table_units,
     view_seed,
 )
-from pages._describe import declared_box
+from pages._describe import declared_box, mechanism_box
 from pages._export import export_buttons
 from pages._plain import show_plain_error, show_plain_warnings
 from pages._release import clustering_release_view
@@ -123,7 +123,8 @@ def compute_fits() -> list:
         if mk not in memo:
             with substep(i / len(chosen), (i + 1) / len(chosen)):  # the bar keeps rising
                 memo[mk] = fit_algorithm(algorithms[name], X, k=k, epsilon=eps, delta=float(delta),
-                                         radius=float(ds.radius), seed=seed)
+                                         radius=float(ds.radius), seed=seed,
+                                         bounds=mechanism_box(ds))
         outs.append(memo[mk])
     checkpoint(1.0, "done")
     return outs

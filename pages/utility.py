@@ -32,6 +32,7 @@ from pages._common import (
     show,
     view_seed,
 )
+from pages._describe import mechanism_box
 from pages._plain import show_plain_error
 from pages._release import proxy_dataset
 from pages._run import run_panel
@@ -104,7 +105,8 @@ def run_sweep() -> dict:
 
     utility_sweep(X, [algorithms[n] for n in chosen], grid, k=k, delta=delta,
                   radius=float(ds.radius), repetitions=reps, seed=sweep_seed,
-                  metric=metric, progress=progress)
+                  metric=metric, progress=progress,
+                  bounds=None if release else mechanism_box(ds))
     return out
 
 

@@ -18,7 +18,7 @@ import importlib
 import math
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,7 @@ __all__ = [
     "ClusteringAlgorithm",
     "FitOutcome",
     "TargetAnswer",
+    "centred_box",
     "clustering_algorithms",
     "comparison_table",
     "epsilon_for_target",
@@ -59,7 +60,8 @@ class ClusteringAlgorithm:
     target : str
         ``"module:Class"`` of the estimator.
     params : callable
-        ``(k, epsilon, delta, radius, n) -> keyword parameters`` of the estimator (``rng`` aside).
+        ``(k, epsilon, delta, radius, n, bounds=None) -> keyword parameters`` of the estimator
+        (``rng`` aside); ``bounds`` as in :class:`~dpcore.release.registry.PublicInputs`.
         ``n`` must be public: explore mode passes the table's size; release mode (the
         :class:`dpcore.release.door.ReleaseDoor`) the declared or privately estimated n.
     description : str
@@ -68,7 +70,7 @@ class ClusteringAlgorithm:
     name: str
     mechanism: str | None
     target: str
-    params: Callable[[int, float, float, float, int], Params]
+    params: Callable[..., Params]
     description: str = ""
 
     @property
@@ -81,8 +83,9 @@ class ClusteringAlgorithm:
 
 
 def _algorithm(e: Entry, v: Variant) -> ClusteringAlgorithm:
-    def params(k, eps, delta, r, n) -> Params:
-        return v.params(PublicInputs(k, eps, delta, r, n))
+    def params(k, eps, delta, r, n, bounds=None) -> Params:
+        # bounds: the declared box (centred) when every column has public bounds, else None
+        return v.params(PublicInputs(k, eps, delta, r, n, bounds))
 
     return ClusteringAlgorithm(v.label, None if e.guarantee == "none" else e.key, e.target,
                                params, v.description)
@@ -95,6 +98,19 @@ _ROWS: dict[str, Entry] = {v.label: e for e, v in variants("clustering")}
 
 def _importable(alg: ClusteringAlgorithm) -> str | None:
     return importable(_ROWS[alg.name])
+
+
+def centred_box(columns: Sequence[str], bounds: Mapping[str, Sequence[float]],
+                center: Sequence[float] | None) -> tuple[list[float], list[float]] | None:
+    """The declared box of the columns in use, in the centred coordinates the mechanisms see
+    (``bounds``: column -> public (lower, upper), e.g. a bundled sample's), or None when some
+    column has no public bounds. Never reads the data."""
+    if not columns or any(c not in bounds for c in columns):
+        return None
+    c = [0.0] * len(columns) if center is None else [float(v) for v in center]
+    lo = [float(bounds[col][0]) - c[j] for j, col in enumerate(columns)]
+    hi = [float(bounds[col][1]) - c[j] for j, col in enumerate(columns)]
+    return lo, hi
 
 
 def clustering_algorithms() -> dict[str, ClusteringAlgorithm]:
@@ -140,14 +156,17 @@ def fit_algorithm(
     delta: float,
     radius: float,
     seed: int,
+    bounds=None,
 ) -> FitOutcome:
     """Fit ``alg`` on ``X`` with ``rng=seed``; a ValueError becomes ``error`` (nothing released).
 
     For DP algorithms the call is ``Estimator(**params, rng=seed).fit(X)``, exactly what
     :func:`dpcore.release.runconfig.run_config` does for ``make_config(alg.mechanism, params, ...,
-    seed)``.
+    seed)``. ``bounds``: the declared box ``(lo, hi)`` in X's (centred) coordinates when every
+    column has public bounds (:attr:`PublicInputs.bounds`), else None.
     """
-    params = alg.params(int(k), float(epsilon), float(delta), float(radius), int(X.shape[0]))
+    params = alg.params(int(k), float(epsilon), float(delta), float(radius), int(X.shape[0]),
+                        bounds)
     cls = alg.estimator()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -219,6 +238,7 @@ def utility_sweep(
     metric: Callable[[np.ndarray, np.ndarray], float] = normalized_kmeans_cost,
     evaluate_on: np.ndarray | None = None,
     progress: Callable[[int, int, dict], None] | None = None,
+    bounds=None,
 ) -> pd.DataFrame:
     """Privacy–utility table: each algorithm × ε × repetition, one row each.
 
@@ -248,7 +268,8 @@ def utility_sweep(
         for e, eps in enumerate(epsilons):
             for r in range(int(repetitions)):
                 s = int(np.random.SeedSequence([int(seed), a, e, r]).generate_state(1)[0])
-                out = fit_algorithm(alg, X, k=k, epsilon=eps, delta=delta, radius=radius, seed=s)
+                out = fit_algorithm(alg, X, k=k, epsilon=eps, delta=delta, radius=radius, seed=s,
+                                    bounds=bounds)
                 value = (metric(E, out.centers) if out.centers is not None else math.nan)
                 row = {"algorithm": alg.name, "epsilon": float(eps), "repetition": r, "seed": s,
                        "value": float(value), "seconds": out.seconds, "error": out.error}

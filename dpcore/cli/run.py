@@ -75,9 +75,10 @@ def _read_config_file(name: str) -> dict:
 def _positionals(args: argparse.Namespace, base: dict) -> tuple[str | None, str | None]:
     """(mechanism, data) from the positionals. With --config, one positional that is not a
     mechanism name is the data: the README's ``dpcore run --config run.json data.csv``."""
-    from dpcore.release import runconfig
+    from dpcore.release.registry import mechanism_names
+
     mechanism, data = args.mechanism, args.data
-    known = set(runconfig.MECHANISMS) | set(runconfig.UNAVAILABLE)
+    known = mechanism_names()  # imports no mechanism module (issue 23.7)
     if args.config and mechanism is not None and data is None and mechanism not in known:
         mechanism, data = None, mechanism
     return mechanism or base.get("mechanism"), data

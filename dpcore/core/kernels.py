@@ -65,25 +65,47 @@ def use_compiled(rows: float, per_row: float) -> bool:
 #: product and the argmin (scikit-learn's Lloyd uses the same 256; 512 and 1024 measured the
 #: same on Covertype rows). Fewer rows when k is large, so a block stays ≤ 256 KiB.
 BLOCK_ROWS = 256
+_EMPTY = np.empty(0)
+_NO_ROWS = np.empty(0, dtype=np.int64)
 
 
 @nogil_jit
-def _kernel(X, neg2_c, c_sq, w, use_w, sums, counts, block):  # pragma: no cover - compiled
+def _kernel(X, neg2_c, c_sq, w, use_w, sums, counts, block, lo, hi, outside
+            ):  # pragma: no cover - compiled
     n, d = X.shape
     k = neg2_c.shape[0]
     Dt = np.empty((k, block))
     best = np.empty(block)
     lab = np.empty(block, dtype=np.int64)
+    # outside (sorted row indices): a block holding one is clamped to [lo, hi] into this
+    # buffer (np.clip's min(max(x, lo), hi)), so a box with rows outside costs block × d
+    # doubles, not a copy of X, and the other blocks are read as they are (issue 23.6)
+    buf = np.empty((block if outside.size else 0, d))
+    p = 0
     finite = True
     for start in range(0, n, block):
         stop = min(start + block, n)
         m = stop - start
+        while p < outside.size and outside[p] < start:
+            p += 1
+        if p < outside.size and outside[p] < stop:
+            for r in range(m):
+                for f in range(d):
+                    v = X[start + r, f]
+                    if v < lo[f]:
+                        v = lo[f]
+                    elif v > hi[f]:
+                        v = hi[f]
+                    buf[r, f] = v
+            Xb = buf[:m]
+        else:
+            Xb = X[start:stop]
         # (k × m) = −2 C X_bᵀ: measured ≈ 13 % faster than X_b (−2Cᵀ) for k ≪ m
         if m == block:
-            np.dot(neg2_c, X[start:stop].T, Dt)
+            np.dot(neg2_c, Xb.T, Dt)
             Db = Dt
         else:
-            Db = np.dot(neg2_c, X[start:stop].T)
+            Db = np.dot(neg2_c, Xb.T)
         # running argmin over centres, row-vectorised; strict < keeps the first on ties
         for r in range(m):
             best[r] = Db[0, r] + c_sq[0]
@@ -103,7 +125,7 @@ def _kernel(X, neg2_c, c_sq, w, use_w, sums, counts, block):  # pragma: no cover
             j = lab[r]
             counts[j] += wi
             srow = sums[j]
-            xrow = X[i]
+            xrow = Xb[r]
             for f in range(d):
                 srow[f] += wi * xrow[f]
     return finite
@@ -160,20 +182,32 @@ def prepare_centers(centers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def accumulate_prepared(X: np.ndarray, prepared: tuple[np.ndarray, np.ndarray],
                         w: np.ndarray | None, compiled: bool | None = None,
+                        clamp: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
                         ) -> tuple[np.ndarray, np.ndarray, bool]:
     """:func:`assign_accumulate` on a C-contiguous float64 X (and w) with
-    :func:`prepare_centers`' output: no per-call conversions (a loop over row blocks)."""
+    :func:`prepare_centers`' output: no per-call conversions (a loop over row blocks).
+
+    ``clamp=(lo, hi, outside)`` (length-d float64 bounds, the sorted indices of X's rows
+    outside them): the step of ``np.clip(X, lo, hi)``, bit for bit, without copying X (the
+    compiled kernel clamps only the distance blocks that hold such a row, into a buffer; numpy
+    clamps this call's rows, which the callers keep to one row block)."""
     neg2_c, c_sq = prepared
     k, d = neg2_c.shape
     sums = np.zeros((k, d))
     counts = np.zeros(k)
     if X.shape[0] == 0:
         return sums, counts, True
+    dirty = clamp is not None and clamp[2].size > 0
     if not (use_compiled(X.shape[0], k * d) if compiled is None else compiled):
-        return _assign_accumulate_numpy(X, neg2_c, c_sq, w)
+        return _assign_accumulate_numpy(np.clip(X, clamp[0], clamp[1]) if dirty else X, neg2_c,
+                                        c_sq, w)
     block = max(16, min(BLOCK_ROWS, 32768 // k))
+    lo, hi, outside = (_EMPTY, _EMPTY, _NO_ROWS) if not dirty else (
+        np.ascontiguousarray(clamp[0], dtype=np.float64),
+        np.ascontiguousarray(clamp[1], dtype=np.float64),
+        np.ascontiguousarray(clamp[2], dtype=np.int64))
     finite = _kernel(X, neg2_c, c_sq, np.empty(0) if w is None else w, w is not None, sums,
-                     counts, block)
+                     counts, block, lo, hi, outside)
     return sums, counts, bool(finite)
 
 

@@ -52,6 +52,7 @@ import numpy as np
 from dpcore.core.cancel import substep
 from dpcore.core.errors import ParameterError
 from dpcore.core.rng import RNGLike, as_generator
+from dpcore.core.threads import thread_limit
 from dpcore.data.base import DPClusterer
 from dpcore.data.params import (
     BOUNDS,
@@ -59,6 +60,7 @@ from dpcore.data.params import (
     EPSILON,
     N_CLUSTERS,
     N_ITER,
+    N_JOBS,
     N_PUBLIC,
     RADIUS,
     SAMPLE_SIZE,
@@ -152,6 +154,10 @@ class DPKMeans(DPClusterer):
         δ of the max-cover seeding (0 without seeding).
     seeding_params : dict, optional
         Extra keyword arguments for MaxCoverKMeans (e.g. ``grid_stride``).
+    n_jobs : int, optional
+        Threads of the row loops (scikit-learn's convention, :func:`dpcore.core.threads.
+        thread_limit`; None: the cores the process may use). The result does not depend on it:
+        the row blocks and their order of addition are fixed by the shapes.
     rng : None, int or Generator
 
     Attributes
@@ -186,6 +192,7 @@ class DPKMeans(DPClusterer):
         "delta": DELTA,
         "seeding_params": Param("mapping", special=(None,),
                                 doc="extra keyword arguments of the max-cover seeding"),
+        "n_jobs": N_JOBS,
     }
 
     def __init__(
@@ -205,6 +212,7 @@ class DPKMeans(DPClusterer):
         seed_share: float | None = None,
         delta: float = 0.0,
         seeding_params: dict | None = None,
+        n_jobs: int | None = None,
         rng: RNGLike = None,
     ) -> None:
         self.n_clusters = n_clusters
@@ -221,6 +229,7 @@ class DPKMeans(DPClusterer):
         self.seed_share = seed_share
         self.delta = delta
         self.seeding_params = seeding_params
+        self.n_jobs = n_jobs
         self.rng = rng
 
     def fit(self, X, y=None) -> DPKMeans:
@@ -229,39 +238,40 @@ class DPKMeans(DPClusterer):
         if self.bounds is None and self.radius is None:
             raise ParameterError("bounds", "DPKMeans needs public bounds=(lo, hi) or radius=")
         X = DPLloyd._check_X(X)
-        eps = float(p["epsilon"])
-        k = p["n_clusters"]
-        gen = as_generator(self.rng)
-        t, n_pub = self.n_iter, self.n
-        if t == "auto":  # resolved by DPLloyd (error_budget_n_iter), which needs a public n
-            n_pub = declared_n(self.n, X.shape[0], why="DPKMeans(n_iter='auto')")
-            t = None
-        init, eps_lloyd, self.seeding_, assign = "random_ball", eps, None, None
-        seeding = self.seeding_kind_ = self._seeding_kind(X, eps, k)
-        # progress: the seeding (most of the time) then the DP-Lloyd rounds, one rising fraction
-        split = SEEDING_PROGRESS if seeding == "maxcover" else 0.0
-        with substep(0.0, split):
-            if seeding == "maxcover":
-                eps_lloyd, assign = self._maxcover_partition(X, eps, gen)
-            elif seeding == "moments" and math.isfinite(eps):
-                init, eps_lloyd = self._moment_seeds(X, eps, gen)
-            elif seeding == "ball" and self.bounds is not None:
-                init = self._ball_start(X.shape[1], k, gen)
-        with substep(split, 1.0):
-            lloyd = fit_lloyd_stage(
-                X, k, epsilon=eps_lloyd, bounds=self.bounds, radius=self.radius, n=n_pub,
-                sum_noise=self.sum_noise, n_iter=t, count_share=self.count_share,
-                sampler=self.sampler, sample_size=self.sample_size, init=init,
-                init_assign=assign, rng=gen)
-        self.lloyd_ = lloyd
-        self.cluster_centers_ = lloyd.cluster_centers_
-        self.n_iter_, self.count_share_ = lloyd.n_iter_, lloyd.count_share_
-        self.n_features_in_ = X.shape[1]
-        if self.seeding_ is None or seeding == "moments":
-            self.privacy_ = PureDP(lloyd.privacy_.epsilon + (eps - eps_lloyd))
-        else:  # basic composition of the seeding's (ε₁, δ) with DP-Lloyd's ε₂
-            s = self.seeding_.privacy_
-            self.privacy_ = ApproxDP(s.epsilon + lloyd.privacy_.epsilon, s.delta)
+        with thread_limit(self.n_jobs):  # no extra frame: warnings point at the caller
+            eps = float(p["epsilon"])
+            k = p["n_clusters"]
+            gen = as_generator(self.rng)
+            t, n_pub = self.n_iter, self.n
+            if t == "auto":  # resolved by DPLloyd (error_budget_n_iter), which needs a public n
+                n_pub = declared_n(self.n, X.shape[0], why="DPKMeans(n_iter='auto')")
+                t = None
+            init, eps_lloyd, self.seeding_, assign = "random_ball", eps, None, None
+            seeding = self.seeding_kind_ = self._seeding_kind(X, eps, k)
+            # progress: the seeding (most of the time) then the DP-Lloyd rounds, one rising fraction
+            split = SEEDING_PROGRESS if seeding == "maxcover" else 0.0
+            with substep(0.0, split):
+                if seeding == "maxcover":
+                    eps_lloyd, assign = self._maxcover_partition(X, eps, gen)
+                elif seeding == "moments" and math.isfinite(eps):
+                    init, eps_lloyd = self._moment_seeds(X, eps, gen)
+                elif seeding == "ball" and self.bounds is not None:
+                    init = self._ball_start(X.shape[1], k, gen)
+            with substep(split, 1.0):
+                lloyd = fit_lloyd_stage(
+                    X, k, epsilon=eps_lloyd, bounds=self.bounds, radius=self.radius, n=n_pub,
+                    sum_noise=self.sum_noise, n_iter=t, count_share=self.count_share,
+                    sampler=self.sampler, sample_size=self.sample_size, init=init,
+                    init_assign=assign, rng=gen)
+            self.lloyd_ = lloyd
+            self.cluster_centers_ = lloyd.cluster_centers_
+            self.n_iter_, self.count_share_ = lloyd.n_iter_, lloyd.count_share_
+            self.n_features_in_ = X.shape[1]
+            if self.seeding_ is None or seeding == "moments":
+                self.privacy_ = PureDP(lloyd.privacy_.epsilon + (eps - eps_lloyd))
+            else:  # basic composition of the seeding's (ε₁, δ) with DP-Lloyd's ε₂
+                s = self.seeding_.privacy_
+                self.privacy_ = ApproxDP(s.epsilon + lloyd.privacy_.epsilon, s.delta)
         return self
 
     # -- the start, chosen from public inputs (issue 23) ---------------------------------------

@@ -93,7 +93,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy import optimize, special
 
 from dpcore.core.rng import RNGLike, as_generator
 from dpcore.privacy import discrete_noise
@@ -228,6 +227,8 @@ def _analytic_gaussian_delta(sigma: float, sensitivity: float, epsilon: float) -
     # the second term so large ε does not overflow.
     a = sensitivity / (2.0 * sigma)
     b = epsilon * sigma / sensitivity
+    from scipy import special  # on use: scipy.special/optimize cost ≈ 0.4 s at start-up
+
     return float(special.ndtr(a - b) - math.exp(epsilon + special.log_ndtr(-a - b)))
 
 
@@ -254,6 +255,8 @@ def gaussian_sigma_approx_dp(l2_sensitivity: float, epsilon: float, delta: float
         lo -= 10.0
     while gap(hi) > 0:
         hi += 2.0
+    from scipy import optimize  # on use (start-up time, issue 23.7)
+
     return math.exp(optimize.brentq(gap, lo, hi, xtol=1e-14, rtol=1e-12))
 
 
@@ -307,6 +310,8 @@ def exponential_mechanism_probabilities(
 ) -> np.ndarray:
     """The exact output distribution of :func:`exponential_mechanism` (log-sum-exp, stable)."""
     logits = _em_logits(scores, epsilon, sensitivity, monotonic)
+    from scipy import special  # on use (start-up time, issue 23.7)
+
     return np.exp(logits - special.logsumexp(logits))
 
 

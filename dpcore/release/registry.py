@@ -39,6 +39,7 @@ from dpcore.release.adapters import (
     estimator_runner,
     function_runner,
 )
+from dpcore.release.lazy_table import LazyTable
 from dpcore.release.release_parts import (
     dpkmeans_parts,
     dplloyd_parts,
@@ -59,6 +60,7 @@ __all__ = [
     "function_runner",
     "get_mechanism",
     "importable",
+    "mechanism_names",
     "page_available",
     "register",
     "variants",
@@ -70,13 +72,19 @@ GUARANTEES = ("pure", "approx", "zcdp", "random", "none")
 
 @dataclass(frozen=True)
 class PublicInputs:
-    """What a dashboard variant may build its parameters from: public values only."""
+    """What a dashboard variant may build its parameters from: public values only.
+
+    ``bounds``: the declared per-column box ``[lo, hi]`` in the centred coordinates the
+    mechanisms see, when every column has public bounds (the public description's or a bundled
+    sample's, never read off the data); None otherwise (a radius-only description).
+    """
 
     k: int
     epsilon: float
     delta: float
     radius: float
     n: int
+    bounds: tuple[Sequence[float], Sequence[float]] | None = None
 
 
 @dataclass(frozen=True)
@@ -317,6 +325,16 @@ def _coreset_size(n: int) -> int:
     return int(min(n, max(200, n // 10)))
 
 
+def _dpkmeans_params(p: PublicInputs) -> dict[str, Any]:
+    # The declared box when every column has one (issue 23.6): its clamping, noise and start
+    # beat the enclosing ball's; the radius stays for descriptions without bounds. The door
+    # fills ``bounds`` from its description the same way (BOUNDS is a public input).
+    q = {"n_clusters": p.k, "epsilon": p.epsilon, "radius": p.radius, "n": p.n}
+    if p.bounds is not None:
+        q["bounds"] = [list(map(float, p.bounds[0])), list(map(float, p.bounds[1]))]
+    return q
+
+
 ENTRIES: tuple[Entry, ...] = (
     Entry(
         "dpkmeans", "DP k-means (recommended)", "dpcore.estimators.dpkmeans:DPKMeans", _CENTERS,
@@ -324,8 +342,7 @@ ENTRIES: tuple[Entry, ...] = (
         pages=_CLUSTER_PAGES,
         variants=(Variant(
             "DP k-means (recommended)",
-            lambda p: {"n_clusters": p.k, "epsilon": p.epsilon, "radius": p.radius, "n": p.n},
-            "dpkmeans", "star-diamond", 2e-8,
+            _dpkmeans_params, "dpkmeans", "star-diamond", 2e-8,
             "DP-Lloyd with iterations and count/sum split chosen from ε, n, d and k "
             "(docs/dp_kmeans.md); beats the paper's fixed T = 10 at equal budget"),),
         description="recommended DP k-means: DP-Lloyd on the declared box or ball with the "
@@ -479,22 +496,43 @@ def _check_table(entries: tuple[Entry, ...]) -> None:
 _check_table(ENTRIES)
 _BY_KEY: dict[str, Entry] = {e.key: e for e in ENTRIES}
 
-#: The releasable rows that import here, ready to run; :data:`UNAVAILABLE` the others' reasons.
-MECHANISMS: dict[str, Mechanism] = {}
-UNAVAILABLE: dict[str, str] = {}
+_LOADED: set[str] = set()  # keys whose row was imported (or that were set at run time)
+
+
+#: The releasable rows that import here, ready to run; :data:`UNAVAILABLE` the others' reasons
+#: (both filled on demand, issue 23.7: :class:`~dpcore.release.lazy_table.LazyTable`; a key's
+#: row is imported when that key is asked for, every row when a table is iterated).
+MECHANISMS: dict[str, Mechanism] = LazyTable(lambda key: _load_one(key), lambda: _load_all(),
+                                             _LOADED)
+UNAVAILABLE: dict[str, str] = LazyTable(lambda key: _load_one(key), lambda: _load_all(), _LOADED)
+
+
+def _load_one(key) -> None:
+    """Import the releasable row ``key`` into :data:`MECHANISMS` or :data:`UNAVAILABLE`."""
+    e = _BY_KEY.get(key) if isinstance(key, str) else None
+    if e is None or not e.releasable or key in _LOADED:
+        return
+    _LOADED.add(key)
+    try:
+        target = e.load()
+    except Exception as exc:  # any import problem makes it unavailable, with the reason
+        dict.__setitem__(UNAVAILABLE, e.key,
+                         f"{e.target} cannot be imported ({type(exc).__name__}: {exc})")
+        return
+    dict.__setitem__(MECHANISMS, e.key, Mechanism(e.key, target, e.runner(), e.description,
+                                                  e.fill_radius, e))
 
 
 def _load_all() -> None:
     for e in ENTRIES:
-        if not e.releasable:
-            continue
-        try:
-            target = e.load()
-        except Exception as exc:  # any import problem makes it unavailable, with the reason
-            UNAVAILABLE[e.key] = f"{e.target} cannot be imported ({type(exc).__name__}: {exc})"
-            continue
-        MECHANISMS[e.key] = Mechanism(e.key, target, e.runner(), e.description, e.fill_radius,
-                                      e)
+        _load_one(e.key)
+
+
+def mechanism_names() -> set[str]:
+    """Every name a release may give: the releasable rows and the run-time registrations,
+    without importing any mechanism module (an unknown name is still refused by
+    :func:`get_mechanism`, with the choices)."""
+    return {e.key for e in ENTRIES if e.releasable} | set(dict.keys(MECHANISMS))
 
 
 def register(mechanism: Mechanism, *, replace: bool = False) -> Mechanism:
@@ -511,8 +549,6 @@ def register(mechanism: Mechanism, *, replace: bool = False) -> Mechanism:
 
 def get_mechanism(name: str) -> Mechanism:
     """Return the runnable mechanism ``name`` or raise a ValueError that lists the choices."""
-    if not MECHANISMS and not UNAVAILABLE:
-        _load_all()
     if name in MECHANISMS:
         return MECHANISMS[name]
     if name in UNAVAILABLE:
@@ -550,6 +586,3 @@ def page_available(page: str) -> bool:
     without rows — data, ledger, tour — are always available)."""
     rows = [e for e in ENTRIES if page in e.pages and e.releasable]
     return not rows or any(importable(e) is None for e in rows)
-
-
-_load_all()

@@ -60,7 +60,6 @@ from dpcore.release.registry import (  # re-exported: the registry lives in its 
     get_mechanism,
     register,
 )
-from dpcore.release.sensitivity_release import sensitivity_release
 from dpcore.release.tables import (  # re-exported: the data side lives in its own module
     MIXTURE_PREFIX,
     POINT_OUTPUTS,
@@ -100,7 +99,7 @@ __all__ = [
     "release_frame",
     "register",
     "run_config",
-    "sensitivity_release",
+    "sensitivity_release",  # noqa: F822 (module __getattr__, loaded on use)
     "validate_config",
 ]
 
@@ -279,3 +278,13 @@ def run_config(config: Mapping[str, Any] | str, X: Any = None, *,
         warnings=[f"{w.category.__name__}: {w.message}" for w in caught],
         columns=names,
     )
+
+
+def __getattr__(name: str):
+    # The sensitivity release imports scipy.stats (≈ 0.6 s under load): loaded when used, so a
+    # ``dpcore run`` of another mechanism does not pay for it (issue 23.7).
+    if name == "sensitivity_release":
+        from dpcore.release.sensitivity_release import sensitivity_release
+
+        return sensitivity_release
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

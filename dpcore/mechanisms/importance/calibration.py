@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
 
 from dpcore.mechanisms.importance.amplification import _positive, amplified_epsilon, logexpm1
 from dpcore.mechanisms.importance.sampling import (
@@ -28,6 +27,14 @@ from dpcore.mechanisms.importance.weights import _ON_TARGET_RTOL
 # --------------------------------------------------------------------------------------------
 # DP-Lloyd noise scales, ε of full and sampled runs, calibration of B (spec §4.5, §5.3, §6.4)
 # --------------------------------------------------------------------------------------------
+
+
+def _optimize():
+    # scipy.optimize on first use: importing it costs ≈ 0.4–0.8 s, which every ``dpcore run``
+    # paid though the default DP-Lloyd never solves anything (issue 23.7)
+    from scipy import optimize
+
+    return optimize
 
 
 def _kappa(dim: int, rho: float) -> float:
@@ -165,7 +172,7 @@ def sampled_lloyd_epsilon(
     best = float(vals[i])
     lo_z, hi_z = zs[max(i - 1, 0)], zs[min(i + 1, zs.size - 1)]
     if hi_z > lo_z:
-        res = optimize.minimize_scalar(
+        res = _optimize().minimize_scalar(
             lambda z: -float(psi(z)), bounds=(lo_z, hi_z), method="bounded",
             options={"xatol": 1e-12 * max(float(radius), 1.0)},
         )
@@ -231,7 +238,7 @@ def _rootfind_log(f: Callable[[float], float], lo: float, grow: float = 2.0,
                 u_hi -= fine
             if u_hi - fine > u_lo:
                 u_lo = u_hi - fine
-            return math.exp(optimize.brentq(g, u_lo, u_hi, xtol=1e-13, rtol=1e-13))
+            return math.exp(_optimize().brentq(g, u_lo, u_hi, xtol=1e-13, rtol=1e-13))
     u_hi = u_lo + step
     for _ in range(400):
         if g(u_hi) < 0:
@@ -239,7 +246,7 @@ def _rootfind_log(f: Callable[[float], float], lo: float, grow: float = 2.0,
         u_lo, u_hi = u_hi, u_hi + step
     else:  # pragma: no cover - would need a non-decreasing f
         raise RuntimeError("could not bracket the noise scale")
-    return math.exp(optimize.brentq(g, u_lo, u_hi, xtol=1e-13, rtol=1e-13))
+    return math.exp(_optimize().brentq(g, u_lo, u_hi, xtol=1e-13, rtol=1e-13))
 
 
 def _privacy_noise_for_size(expected_m: Callable[[float], float], bs_full: float,

@@ -181,6 +181,7 @@ def dp_lloyd(
     min_count: float = 1.0,
     domain: LloydDomain | None = None,
     first_assign=None,
+    outside: np.ndarray | None = None,
 ) -> list[np.ndarray]:
     """Weighted DP-Lloyd (Algorithm 2): T noisy Lloyd steps from ``init_centers``.
 
@@ -193,6 +194,10 @@ def dp_lloyd(
     It must be a fixed public function of each row alone (e.g. the nearest released max-cover
     proxy centre after the public JL projection); the iteration's ε is then unchanged. A
     cluster it leaves (noisily) empty keeps its initial centre, as in any iteration.
+    ``outside`` (a box ``domain`` only): the sorted indices of X's rows outside the box
+    (:meth:`~dpcore.mechanisms.lloyd.domain.LloydDomain.rows_outside`); every step sees them
+    clamped to it, with exactly the numbers of ``np.clip(X, lo, hi)`` but without a copy of X
+    (the compiled step clamps only the cache blocks that hold one; issue 23.6).
 
     Returns
     -------
@@ -205,6 +210,9 @@ def dp_lloyd(
             raise ValueError("dp_lloyd needs radius (a ball) or domain")
         domain = ball_domain(radius, X.shape[1])
     shift = domain.center if np.any(domain.center != 0) else None
+    if outside is not None and outside.size and not domain.is_box:
+        raise ValueError("dp_lloyd(outside=) needs a box domain")
+    box = None if outside is None or not outside.size else (domain.lo, domain.hi)
     w = None if weights is None else np.ascontiguousarray(weights, dtype=float)
     centers = np.asarray(init_centers, dtype=float)
     history = [centers]
@@ -223,15 +231,22 @@ def dp_lloyd(
     def stats(c, sl: slice, assign=None) -> tuple[np.ndarray, np.ndarray]:
         rows, wts = X[sl], None if w is None else w[sl]
         if assign is None:  # c: prepare_centers' output, shared by the iteration's blocks
-            sums, counts, finite = accumulate_prepared(rows, c, wts, compiled)
+            sums, counts, finite = accumulate_prepared(
+                rows, c, wts, compiled, clamp=None if box is None else (*box, _rows_in(sl)))
             if not finite and np.isfinite(c[0]).all() and np.isfinite(rows).all():
                 raise overflow_error("squared distances")
             return sums, counts
+        if box is not None and _rows_in(sl).size:  # one row block, not X
+            rows = np.clip(rows, *box)
         labels = np.asarray(assign(rows), dtype=np.int64)
         if labels.shape != (rows.shape[0],) or (
                 labels.size and (labels.min() < 0 or labels.max() >= c.shape[0])):
             raise ValueError(f"first_assign must return one label in [0, {c.shape[0]}) per row")
         return cluster_sums(rows, labels, c.shape[0], wts)
+
+    def _rows_in(sl: slice) -> np.ndarray:  # the block's rows outside, relative to its start
+        a, b = np.searchsorted(outside, [sl.start, sl.stop])
+        return outside[a:b] - sl.start
 
     # the calling thread takes the first run of blocks itself: one thread wake-up fewer
     pool = ThreadPoolExecutor(threads - 1) if threads > 1 else None

@@ -117,12 +117,22 @@ class LloydDomain:
             return float(d * (d + 1))
         return float(2.0 * np.sum(np.square(self.weights)))
 
-    def sensitivity_norms(self, X: np.ndarray, x_sq: np.ndarray | None = None) -> np.ndarray:
+    def sensitivity_norms(self, X: np.ndarray, x_sq: np.ndarray | None = None, *,
+                          clamp: bool = False) -> np.ndarray:
         """s(x) for each row of X (no clipping): ‖x − c‖₂ or Σ|x_i − c_i|/u_i.
 
         Without copying X: ‖x − c‖² = ‖x‖² − 2 x·c + ‖c‖² (one matrix-vector product).
+        ``clamp=True`` (box): s of the rows clamped to the box, a chunk at a time — the same
+        numbers as on ``np.clip(X, lo, hi)`` with its ``row_norms``, without that copy.
         """
         X = np.asarray(X, dtype=float)
+        if clamp:
+            out = np.empty(X.shape[0])
+            for a in range(0, X.shape[0], _CHUNK):
+                Y = np.clip(X[a:a + _CHUNK], self.lo, self.hi)
+                y_sq = np.einsum("ij,ij->i", Y, Y) if self.noise == "l2" else None
+                out[a:a + _CHUNK] = self.sensitivity_norms(Y, y_sq)
+            return out
         if self.noise == "l2":
             sq = np.einsum("ij,ij->i", X, X) if x_sq is None else np.asarray(x_sq, dtype=float)
             if not np.any(self.center != 0):
@@ -155,6 +165,22 @@ class LloydDomain:
             return X, 0
         out = (X < lo) | (X > hi)
         return np.clip(X, lo, hi), int(np.count_nonzero(out.any(axis=1)))
+
+    def centred_rows(self, X: np.ndarray) -> np.ndarray:
+        """Box only: a copy of X clamped to the box and shifted by its centre (one copy)."""
+        Y = np.clip(X, self.lo, self.hi)
+        Y -= self.center
+        return Y
+
+    def rows_outside(self, X: np.ndarray) -> np.ndarray:
+        """Box only: the sorted indices of X's rows outside it, a chunk at a time (no n × d
+        temporary), for a caller that clamps them where it reads them instead of copying X."""
+        lo, hi = self.lo, self.hi
+        if X.shape[0] == 0 or (np.all(X.min(axis=0) >= lo) and np.all(X.max(axis=0) <= hi)):
+            return np.empty(0, dtype=np.int64)
+        return np.concatenate([a + np.flatnonzero(((X[a:a + _CHUNK] < lo)
+                                                   | (X[a:a + _CHUNK] > hi)).any(axis=1))
+                               for a in range(0, X.shape[0], _CHUNK)]).astype(np.int64)
 
     def project_shifted(self, C: np.ndarray) -> np.ndarray:
         """Clamp shifted centres (C − c) to the domain: the box [−h, h] or the ball (convex and

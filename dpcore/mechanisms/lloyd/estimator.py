@@ -429,7 +429,7 @@ class DPLloyd(LazyDiagnostics, DPClusterer):
             warnings.warn("sampler='coreset' reads n and the mean squared norm x̃ off the data "
                           "(the paper treats them as public; spec §9.12)", PrivacyLeakWarning,
                           stacklevel=3)
-            Xc = X - dom.center if dom.is_box else X
+            Xc = dom.centred_rows(X) if dom.is_box else X
             q = coreset_probabilities(Xc, m, lam=self.lam, radius=r)
             cal = calibrate_lloyd("coreset", sample_size=m, mean_sq_norm=float(np.mean(s * s)),
                                   lam=self.lam, **common)
@@ -457,7 +457,8 @@ class DPLloyd(LazyDiagnostics, DPClusterer):
             if S.shape[0] < k:
                 raise ValueError(f"init='sample' needs at least n_clusters={k} (sampled) points, "
                                  f"got {S.shape[0]}; use init='random_ball'")
-            return S[_row_choice(S.shape[0], k, gen)].copy()
+            C = S[_row_choice(S.shape[0], k, gen)]  # a copy; rows outside a box clamped
+            return np.clip(C, dom.lo, dom.hi, out=C) if dom.is_box else C
         if isinstance(init, str):
             raise ValueError(
                 f"init must be 'random_ball', 'sample' or a (k, d) array, got {init!r}"
@@ -481,16 +482,25 @@ class DPLloyd(LazyDiagnostics, DPClusterer):
             if private and self.sampler == "privacy" and self.q_grid not in (None, "exact"):
                 return self._fit_privacy_grid(X, dom, k, eps, t, share, gen)
             x_sq = self._squared_norms(X)
-            X, n_out = dom.clip(X, norms=None if dom.is_box else np.sqrt(x_sq))
+            # A box is clamped where the rows are read (each Lloyd step's cache block, the
+            # norms' chunks, the sample), never by copying X (issue 23.6: 6 rows outside of
+            # 494k cost +166 MiB); a ball is projected here (a copy, only with rows outside).
+            outside = None
+            if dom.is_box:
+                outside = dom.rows_outside(X)
+                n_out = outside.size
+            else:
+                X, n_out = dom.clip(X, norms=np.sqrt(x_sq))
             if n_out:
                 what = ("lie outside bounds" if dom.is_box
                         else f"have norm > radius={dom.radius:g}")
                 warnings.warn(f"{n_out} of {n_rows} points {what}; they were clipped to the "
                               "domain (the guarantee needs every point inside)", UserWarning,
                               stacklevel=2)
-                x_sq = row_norms(X, squared=True)
+                x_sq = None if dom.is_box else row_norms(X, squared=True)
             need_s = private and (self.sampler is not None or self.diagnostics)
-            s = dom.sensitivity_norms(X, x_sq) if need_s else None
+            s = (dom.sensitivity_norms(X, x_sq, clamp=dom.is_box and n_out > 0) if need_s
+                 else None)
 
             if private:
                 cal, q = self._calibrate(X, s, dom, eps, t, share)
@@ -503,20 +513,24 @@ class DPLloyd(LazyDiagnostics, DPClusterer):
             else:
                 idx, w = poisson_sample(q, rng=gen)
                 S = X[idx]
+                if n_out and dom.is_box:  # the sample is a copy already: clamp it in place
+                    np.clip(S, dom.lo, dom.hi, out=S)
+                    outside = None
                 self.sample_indices_, self.sample_weights_ = idx, w
-            self._run(S, w, dom, k, t, share, cal, gen)
+            self._run(S, w, dom, k, t, share, cal, gen, outside=outside)
             self._keep_diagnostics(q=q, private=private, n=n_rows, cal=cal, t=t,
                                    s=s if self.diagnostics else None)
             if not self.diagnostics:
                 self._diag["n"] = None  # no individual_epsilon_ (as before: never set)
             return self
 
-    def _run(self, S, w, dom, k, t, share, cal, gen) -> None:
-        """DP-Lloyd on the (sampled) rows S and the fitted attributes."""
+    def _run(self, S, w, dom, k, t, share, cal, gen, outside=None) -> None:
+        """DP-Lloyd on the (sampled) rows S and the fitted attributes (``outside``: S's rows
+        outside the box, clamped inside each step)."""
         history = dp_lloyd(S, self._initial_centers(S, k, dom, gen), n_iter=t,
                            beta_sum=cal.beta_sum, beta_count=cal.beta_count, domain=dom,
                            weights=w, rng=gen, min_count=self.min_count,
-                           first_assign=self.init_assign)
+                           first_assign=self.init_assign, outside=outside)
         self.cluster_centers_ = history[-1]
         self.history_ = history
         self.calibration_ = cal
@@ -571,7 +585,7 @@ class DPLloyd(LazyDiagnostics, DPClusterer):
         if self.sampler == "uniform":
             return uniform_probabilities(n, self.sample_size)
         if self.sampler == "coreset":
-            Xc = X - dom.center if dom.is_box else X
+            Xc = dom.centred_rows(X) if dom.is_box else X
             return coreset_probabilities(Xc, self.sample_size, lam=self.lam, radius=dom.radius)
         raise ValueError("sampler='privacy' needs a finite epsilon (its q depends on the noise)")
 

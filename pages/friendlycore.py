@@ -11,6 +11,7 @@ import streamlit as st
 from dpcore.app import plots
 from dpcore.app.advice import MAX_EXACT_ROWS, friendly_mean_plan
 from dpcore.core.text import md_text
+from dpcore.data.limits import check_count, check_radius
 from dpcore.mechanisms.baselines.kv18 import kv18_mean
 from dpcore.mechanisms.friendlycore import (
     FriendlyCoreKMeans,
@@ -31,12 +32,14 @@ from dpcore.release.runconfig import release_frame
 from pages._common import (
     EPSILON_GRID,
     EXPLORE_NOTE,
+    check_delta_field,
     config_for,
     download_csv,
     init_state,
     is_release_mode,
     keep,
     new_draw_button,
+    number_field,
     projection,
     require_dataset,
     show,
@@ -96,19 +99,22 @@ if not sugg.clustering_ok:
 c1, c2, c3, c4 = st.columns(4)
 plan0 = friendly_mean_plan(ds.n, epsilon=eps, delta=1e-6, radius=float(ds.radius),
                            grid=EPSILON_GRID)
-n_used = c1.number_input("Expected points used (Poisson sample)", min(100, ds.n), ds.n,
-                         value=plan0.rows, step=500, **keep(f"fc_n_{ds.n}"),
-                         help="Friend counting compares every pair of points; above "
-                              f"{MAX_EXACT_ROWS:,} rows a Poisson sample (each row kept "
-                              "independently, its privacy amplification accounted) keeps the "
-                              "page fast.")
+n_used = number_field(c1, "Expected points used (Poisson sample)", f"fc_n_{ds.n}",
+                      lambda v: check_count("points used", v, min(100, ds.n), ds.n), plan0.rows,
+                      persist_state="session",
+                      help=f"From {min(100, ds.n):,} to {ds.n:,}. Friend counting compares "
+                           f"every pair of points; above {MAX_EXACT_ROWS:,} rows a Poisson "
+                           "sample (each row kept independently, its privacy amplification "
+                           "accounted) keeps the page fast.")
 # Bundled and generated sets (public, clustered around the middle of their box): r = the declared
 # radius, so the points far from the bulk have fewer than half the rows as friends and the core
 # visibly drops them (the paper's picture). Uploads: the ball's diameter (always a core).
 r_default = float(ds.radius) if ds.public else plan0.friend_radius
-r = c2.number_input("Friend radius r (public)", 1e-9, value=float(f"{r_default:.4g}"),
-                    format="%.4g", **keep(f"fc_r3_{ds.key}_{ds.radius:g}"),
-                    help="Two points are friends when they are at most r apart. The default is "
+r = number_field(c2, "Friend radius r (public)", f"fc_r3_{ds.key}_{ds.radius:g}",
+                 lambda v: check_radius(v, "friend radius r"), float(f"{r_default:.4g}"),
+                 persist_state="session",
+                 help="From 1e-100 to 1e100 (refused outside, never clamped). Two points "
+                      "are friends when they are at most r apart. The default is "
                          "the declared radius on the bundled data sets (points far from the bulk "
                          "are dropped) and the ball's diameter on an upload (every point is a "
                          "friend of every other, which always leaves a core); a smaller r drops "
@@ -118,7 +124,7 @@ paradigm = c3.radio("Filter", ["zcdp", "dp"], horizontal=True, **keep("fc_paradi
                     help="private core: the core itself is private (zCDP filter), the practical "
                          "choice. basic: the core is private only together with a private "
                          "algorithm run on it.")
-delta = c4.number_input("δ", 1e-12, 0.1, value=1e-6, format="%.1e", **keep("fc_delta"))
+delta = number_field(c4, "δ", "fc_delta", check_delta_field, 1e-6, persist_state="session")
 alpha = st.slider("Basic filter α", 0.0, 0.45, 0.1, 0.05, **keep("fc_alpha")) if paradigm == "dp" \
     else 0.0
 
@@ -205,9 +211,10 @@ else:
                  f"{dp_paradigm_guarantee(PureDP(eps), alpha=alpha)}")
 kv = None
 if paradigm == "zcdp":
-    kv_sigma = st.number_input(
-        "KV18 σ (public spread of one coordinate)", 1e-9, value=float(f"{ds.radius / 4:.4g}"),
-        format="%.4g", **keep(f"fc_kv_sigma_{ds.key}_{ds.radius:g}"),
+    kv_sigma = number_field(
+        st, "KV18 σ (public spread of one coordinate)", f"fc_kv_sigma_{ds.key}_{ds.radius:g}",
+        lambda v: check_radius(v, "KV18 σ"), float(f"{ds.radius / 4:.4g}"),
+        persist_state="session",
         help="KV18 (Karwa & Vadhan 2018, FriendlyCore's Fig. 5(3) baseline) assumes Gaussian "
              "rows with a known spread σ: its private histogram has bins of width σ and it clips "
              "every coordinate to ±4σ√ln(n/0.05) around the winning bin. A public guess; the "

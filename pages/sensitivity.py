@@ -13,6 +13,7 @@ import streamlit as st
 from dpcore.app import plots
 from dpcore.app.ui_state import subsample_indices
 from dpcore.core.text import md_text
+from dpcore.data.limits import check_count
 from dpcore.mechanisms.sensitivity.population import (
     POPULATIONS,
     RDP_PROMISE,
@@ -24,6 +25,7 @@ from dpcore.mechanisms.sensitivity.statistics import STATISTICS, get_statistic
 from dpcore.release.runconfig import sensitivity_release
 from pages._common import (
     EXPLORE_NOTE,
+    check_delta_field,
     config_for,
     download_config,
     download_csv,
@@ -31,6 +33,7 @@ from pages._common import (
     is_release_mode,
     keep,
     new_draw_button,
+    number_field,
     require_dataset,
     show,
     show_warnings,
@@ -61,8 +64,9 @@ name = c1.selectbox("Statistic", menu, **keep("stat"), bind="query-params",
 st.caption(f"{name}: {STATISTICS[name].description}")
 mechanism = c2.radio("Mechanism", ["laplace", "gaussian"], horizontal=True, **keep("sens_mech"),
                      help="Laplace: L1 sensitivity, ε-random DP; Gaussian: L2, (ε, δ).")
-n_used = c3.number_input("n (rows used, seeded subsample)", 10, ds.n, value=min(ds.n, 2000),
-                         step=500, **keep(f"sens_n_{ds.n}"))
+n_used = number_field(c3, "n (rows used, seeded subsample)", f"sens_n_{ds.n}",
+                      lambda v: check_count("n", v, min(10, ds.n), ds.n), min(ds.n, 2000),
+                      persist_state="session")
 c4, c5, c6 = st.columns(3)
 by = c4.radio("Choose", ["γ", "m"], horizontal=True, **keep("sens_by"),
               help="γ: the sampler picks the smallest m; m: the smallest γ that m pairs allow.")
@@ -71,10 +75,11 @@ if by == "γ":
                              **keep("sens_gamma"))
     m = None
 else:
-    m = int(c5.number_input("m (pairs)", 10, 20_000, value=300, step=50, **keep("sens_m")))
+    m = number_field(c5, "m (pairs)", "sens_m", lambda v: check_count("m", v, 10, 20_000), 300,
+                     persist_state="session")
     gamma = None
-delta = c6.number_input("δ (Gaussian)", 1e-12, 0.1, value=1e-6, format="%.1e",
-                        **keep("sens_delta")) if mechanism == "gaussian" else 0.0
+delta = number_field(c6, "δ (Gaussian)", "sens_delta", check_delta_field, 1e-6,
+                     persist_state="session") if mechanism == "gaussian" else 0.0
 try:
     cfg = sampler_config(gamma=gamma, m=m)
 except ValueError as exc:

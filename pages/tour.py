@@ -10,10 +10,11 @@ import streamlit as st
 from dpcore.app import plots
 from dpcore.app.style import legible
 from dpcore.app.summaries import kept_removed_summary
+from dpcore.data.limits import check_count
 from dpcore.mechanisms.friendlycore import friend_counts
 from dpcore.mechanisms.lloyd.estimator import DPLloyd
 from dpcore.privacy.noise import laplace
-from pages._common import init_state
+from pages._common import init_state, number_field
 
 init_state()
 st.title("Guided tour")
@@ -82,7 +83,8 @@ elif step == STEPS[1]:
 elif step == STEPS[2]:
     c1, c2 = st.columns(2)
     eps = c1.slider("ε", 0.05, 5.0, 0.5, 0.05, key="tour_eps_count")
-    true = c2.number_input("true count", 0, 10_000, 120, key="tour_count")
+    true = number_field(c2, "true count", "tour_count",
+                        lambda v: check_count("true count", v, 0, 10_000), 120)
     draws = true + laplace(1.0 / eps, size=2000, rng=rng_seed)
     st.write(
         "The simplest private release: count people, then add **Laplace noise** of scale 1/ε "

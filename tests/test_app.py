@@ -130,11 +130,11 @@ def test_url_state_sets_sidebar_widgets():
     assert at.sidebar.selectbox(key="data").value == "earthquakes"
     assert at.sidebar.radio(key="mode").value == "release"
     assert at.sidebar.select_slider(key="eps").value == 2.0
-    assert at.sidebar.number_input(key="k").value == 7
+    assert at.sidebar.text_input(key="k").value == "7"
     with pytest.raises(KeyError):  # releases have no seed (finding 1)
-        at.sidebar.number_input(key="seed")
+        at.sidebar.text_input(key="seed")
     at.sidebar.radio(key="mode").set_value("explore").run()
-    assert at.sidebar.number_input(key="seed").value == 11
+    assert at.sidebar.text_input(key="seed").value == "11"
 
 
 def test_ledger_page_empty_then_export_and_budget_edit():
@@ -144,7 +144,7 @@ def test_ledger_page_empty_then_export_and_budget_edit():
     assert at.title[0].value == "Privacy ledger"
     assert at.download_button(key="ledger_json")
     assert at.metric[0].value == "10"
-    at.sidebar.number_input(key="budget_eps").set_value(3.0).run()
+    at.sidebar.text_input(key="budget_eps").set_value("3").run()
     assert at.metric[0].value == "3"
     assert any("(ε = 3, δ = 1e-06)-DP" in m.value for m in at.markdown)
     spec = figure_specs(at)[0]
@@ -159,7 +159,7 @@ def test_ledger_refuses_release_over_budget_and_reset_unlocks_budget():
     led = at.session_state["_door"][1].ledger  # the lasting ledger of the data set in use
     led.spend("first", PureDP(6.0))
     at.run()
-    assert at.sidebar.number_input(key="budget_eps").disabled
+    assert at.sidebar.text_input(key="budget_eps").disabled
     assert at.metric[1].value == "6" and at.metric[2].value == "4"
     from dpcore.privacy.guarantees import BudgetExceededError
 
@@ -170,7 +170,7 @@ def test_ledger_refuses_release_over_budget_and_reset_unlocks_budget():
     at.button(key="ledger_reset").click().run()
     assert not at.exception
     assert len(led) == 0
-    assert not at.sidebar.number_input(key="budget_eps").disabled
+    assert not at.sidebar.text_input(key="budget_eps").disabled
 
 
 @pytest.fixture(autouse=True)

@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.app.export import csv_text
+from dpcore.app.summaries import centres_summary, points_summary
 from dpcore.core.text import md_text
 from dpcore.data.limits import check_number, check_radius
 from dpcore.privacy.guarantees import RANDOM_DP_CAVEAT, BudgetExceededError
@@ -190,6 +191,8 @@ def show_releases(page: str, door: ReleaseDoor, *, plane: Sequence[str] | None =
                 ball=(door.description.center_array()[:2], float(door.radius))
                 if lo_hi is None and door.d == 2 else None)
             _show(fig, f"dpout_{page}_fig")
+            # DP outputs only (never n, never a count of the private rows)
+            st.caption(centres_summary(centres, over=""))
             # the CLI's layout (dpcore.release.runconfig.release_frame): table units and columns,
             # the release's label and guarantee; a declined release (⊥) is a row of empty cells
             frame = pd.concat([release_frame(
@@ -250,6 +253,9 @@ def data_release_view() -> None:
                               axis_titles=(desc.columns[0],
                                            desc.columns[1] if door.d > 1 else "(none)"))
     _show(fig, "data_proxy")
+    st.caption(points_summary(P[:, :2] if door.d > 1 else np.c_[P, np.zeros(len(P))],
+                              (desc.columns[0], desc.columns[1] if door.d > 1 else "(none)"),
+                              "synthetic points drawn inside the declared bounds (not your data)"))
 
 
 def importance_release_view() -> None:
@@ -445,7 +451,10 @@ def ledger_release_view(*, curator: bool) -> None:
                     f"against {acc.random_budget}; these releases are not in the DP account.")
         st.caption(RANDOM_DP_CAVEAT)
     st.table(pd.DataFrame(_totals_rows(acc, share)).set_index("account"))
-    _show(plots.budget_bar(total.epsilon - remaining.epsilon, total.epsilon), "ledger_bar")
+    spent = total.epsilon - remaining.epsilon
+    _show(plots.budget_bar(spent, total.epsilon), "ledger_bar")
+    st.caption(f"Chart: ε spent {spent:.4g} of {total.epsilon:.4g}"
+               + (f" ({spent / total.epsilon:.0%})." if total.epsilon else "."))
     recs = lasting.records(analyst if analyst is not None else ANY)
     rows = [{"#": i + 1, "label": r["label"], "guarantee": r["guarantee"],
              "account": "random DP" if r["account"] == "random" else "DP",

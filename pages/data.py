@@ -11,6 +11,7 @@ import streamlit as st
 from dpcore.app import plots
 from dpcore.app.describe import radius_estimate_band
 from dpcore.app.suggest import check_radius_value, suggest_radius
+from dpcore.app.summaries import points_summary
 from dpcore.app.ui_state import fresh_seed, pca_projection
 from dpcore.core.text import md_text
 from dpcore.data.limits import check_radius, resource_limits
@@ -295,3 +296,6 @@ fig = plots.points_figure(proj(P),
 if ds.d == 2 and ds.radius is not None:
     plots.add_ball(fig, centre, ds.radius)
 show(fig, "data_scatter")
+st.caption(points_summary(proj(P), proj.axis_titles, "rows after centring and clipping")
+           + (f" The circle is the declared ball of radius {ds.radius:.4g}."
+              if ds.d == 2 and ds.radius is not None else ""))

@@ -10,6 +10,12 @@ import streamlit as st
 
 from dpcore.app import plots
 from dpcore.app.advice import MAX_EXACT_ROWS, friendly_mean_plan
+from dpcore.app.summaries import (
+    friends_summary,
+    kept_removed_summary,
+    means_summary,
+    tuples_summary,
+)
 from dpcore.core.text import md_text
 from dpcore.data.limits import check_count, check_radius
 from dpcore.mechanisms.baselines.kv18 import kv18_mean
@@ -226,26 +232,28 @@ m1.metric(f"Core size (of {X.shape[0]:,})", f"{int(mask.sum()):,}")
 m2.metric("Median friends", f"{np.median(counts):,.0f}")
 m3.metric("Kept", f"{mask.mean():.0%}")
 st.caption(f"Guarantee: {guarantee}")
-c1, c2 = st.columns(2)
-with c1:
-    show(plots.points_figure(P, color=counts, color_title="friends",
-                             title=f"Friend counts (r = {r:g})", axis_titles=proj.axis_titles,
-                             seed=seed), "fc_counts")
-with c2:
-    fig = plots.points_figure(P, categories=np.where(mask, "kept", "removed"),
-                              title="Kept / removed", axis_titles=proj.axis_titles,
-                              seed=seed)
-    if paradigm == "zcdp":
-        true_mean = X.mean(axis=0)
-        plots.add_points(fig, proj(to_table_units(ds, true_mean)), name="true mean (not private)",
-                         index=4)
-        if out["estimate"] is not None:
-            plots.add_points(fig, proj(to_table_units(ds, out["estimate"])),
-                             name="FriendlyCore private mean", index=0)
-        if kv is not None and "estimate" in kv:
-            plots.add_points(fig, proj(to_table_units(ds, kv["estimate"])),
-                             name="KV18 private mean", index=2)
-    show(fig, "fc_core")
+# One map per row, full width: two side by side left each a third of a 1024 px screen (27.6).
+show(plots.points_figure(P, color=counts, color_title="friends",
+                         title=f"Friend counts (r = {r:g})", axis_titles=proj.axis_titles,
+                         seed=seed), "fc_counts")
+st.caption(friends_summary(counts, float(r)))
+fig = plots.points_figure(P, categories=np.where(mask, "kept", "removed"),
+                          title="Kept / removed", axis_titles=proj.axis_titles, seed=seed)
+means: dict = {}
+if paradigm == "zcdp":
+    means["true mean"] = to_table_units(ds, X.mean(axis=0))[0]
+    means["FriendlyCore private mean"] = (None if out["estimate"] is None
+                                          else to_table_units(ds, out["estimate"])[0])
+    if kv is not None and "estimate" in kv:
+        means["KV18 private mean"] = to_table_units(ds, kv["estimate"])[0]
+    for name, index in (("true mean", 4), ("FriendlyCore private mean", 0),
+                        ("KV18 private mean", 2)):
+        if means.get(name) is not None:
+            plots.add_points(fig, proj(means[name]), index=index,
+                             name="true mean (not private)" if name == "true mean" else name)
+show(fig, "fc_core")
+st.caption(kept_removed_summary(int(mask.sum()), int(mask.size)) + " "
+           + means_summary(means, "true mean" if means else None))
 
 if paradigm == "zcdp":
     st.subheader("2 · The private mean of the core")
@@ -281,13 +289,22 @@ if paradigm == "zcdp":
         kv_err = float(np.linalg.norm(kv["estimate"] - ds.X.mean(axis=0)))
         fc_err = (float(np.linalg.norm(out["estimate"] - X.mean(axis=0)))
                   if out["estimate"] is not None else float("nan"))
+        # The distance first and the long guarantee last, in a bounded width (wrapped in its
+        # tooltip): at 1024 px the guarantee pushed the distance out of sight (issue 27.6).
+        dist = "distance to the true mean of its rows"
         st.dataframe(
-            [{"method": "FC_Avg (FriendlyCore)", "guarantee": str(out["guarantee"]),
-              "rows": f"{X.shape[0]:,}", "distance to the true mean of its rows": fc_err},
-             {"method": "KV18", "guarantee": f"{kv['guarantee']} ⇒ "
-              f"{kv['guarantee'].to_approx_dp(float(delta) / 2.0)}",
-              "rows": f"{ds.n:,}", "distance to the true mean of its rows": kv_err}],
-            hide_index=True, key="fc_kv18_table")
+            [{"method": "FC_Avg (FriendlyCore)", dist: fc_err, "rows": f"{X.shape[0]:,}",
+              "guarantee": str(out["guarantee"])},
+             {"method": "KV18", dist: kv_err, "rows": f"{ds.n:,}",
+              "guarantee": f"{kv['guarantee']} ⇒ "
+                           f"{kv['guarantee'].to_approx_dp(float(delta) / 2.0)}"}],
+            hide_index=True, key="fc_kv18_table", width="stretch",
+            column_config={
+                "method": st.column_config.TextColumn("method", width="medium"),
+                dist: st.column_config.NumberColumn("distance to true mean", format="%.4g",
+                                                    width="medium", help=dist),
+                "rows": st.column_config.TextColumn("rows", width="small"),
+                "guarantee": st.column_config.TextColumn("guarantee", width="medium")})
         st.caption("KV18 assumes Gaussian rows with the spread σ above; on data that are not "
                    "(most tables) its clipping can cut real points and bias the mean. "
                    "FriendlyCore needs no σ.")
@@ -380,6 +397,11 @@ if job is not None and job.result is not None and job.key[0] == ds.fp:
                     plots.add_points(fig, proj(to_table_units(ds, M)), name=name, size=size)
                     centres[name] = M
             show(fig, "fc_km_fig")
+            st.caption(tuples_summary({"tuple centres removed": flat_removed,
+                                       "tuple centres kept": flat_kept,
+                                       "private per-position averages":
+                                           km["center_averages_"],
+                                       "final centres": km["cluster_centers_"]}))
         st.caption(f"Guarantee of the whole fit: {km['privacy_']}")
         if km["cluster_centers_"] is not None:
             download_csv(release_frame({"centers": to_table_units(ds, km["cluster_centers_"])},

@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.app import plots
+from dpcore.app.summaries import histogram_summary
 from dpcore.app.ui_state import subsample_indices
 from dpcore.core.text import md_text
 from dpcore.data.limits import check_count
@@ -229,12 +230,14 @@ st.info(f"With probability 95 %, each released coordinate is within ± {half_wid
         f"true value (noise alone, given Δ̂; on a 1 − γ = {1 - out['guarantee'].gamma:.0%} share "
         "of data sets the guarantee holds).")
 h1, h2 = st.columns(2)
-with h1:
-    show(plots.histogram(draw_p(4000, np.random.default_rng(seed))[:, 0], x_title="first column",
-                         title=f"Sampling distribution P ({pop_p})", nbins=40), "sens_pop_p_fig")
-with h2:
-    show(plots.histogram(draw_q(4000, np.random.default_rng(seed))[:, 0], x_title="first column",
-                         title=f"Declared population Q ({pop_q})", nbins=40), "sens_pop_q_fig")
+for where, draw, title, fig_key in ((h1, draw_p, f"Sampling distribution P ({pop_p})",
+                                     "sens_pop_p_fig"),
+                                    (h2, draw_q, f"Declared population Q ({pop_q})",
+                                     "sens_pop_q_fig")):
+    with where:
+        first = draw(4000, np.random.default_rng(seed))[:, 0]
+        show(plots.histogram(first, x_title="first column", title=title, nbins=40), fig_key)
+        st.caption(histogram_summary(first, f"draws of the first column from {title[0]}"))
 dg = measured_gamma(name, json.dumps(params), pop_q, float(out["delta_hat"]), int(n_used), seed)
 
 

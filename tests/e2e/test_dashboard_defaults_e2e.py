@@ -182,7 +182,8 @@ _HIDDEN_COLUMNS_JS = """() => Array.from(document.querySelectorAll(
 @pytest.mark.parametrize("width", [1024, 1400])
 def test_screenshots_of_every_page(browser, server, width):
     """Every page at a projector's and a laptop's width: no error box, the title visible in full
-    (not cut off), no button cut, no table with a column out of sight, PNGs written to $DPCORE_SCREENS for a human look."""
+    (not cut off), no button cut, no table with a column out of sight, PNGs written to
+    $DPCORE_SCREENS for a human look."""
     out = _screens()
     ctx, pg = _open(browser, width, 2600)
     try:

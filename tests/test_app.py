@@ -181,8 +181,8 @@ def _clear_streamlit_caches():
 def test_synthetic_generator_parameters():
     at = new_app({"data": "mixture"})
     assert trace_array(figure_specs(at)[0]["data"][0], "x").shape == (10000,)
-    at.number_input(key="mix_n").set_value(2000).run()
-    at.number_input(key="mix_d").set_value(5).run()
+    at.text_input(key="mix_n").set_value("2000").run()
+    at.text_input(key="mix_d").set_value("5").run()
     assert not at.exception and not errors(at)
     spec = figure_specs(at)[0]
     assert trace_array(spec["data"][0], "x").shape == (2000,)
@@ -228,7 +228,7 @@ def test_radius_read_off_the_data_or_estimated_uncharged_never_reaches_release_m
         at.button(key="clustering_release")
     at.sidebar.radio(key="mode").set_value("explore").run()
     at.switch_page("pages/data.py").run()
-    at.number_input(key="pr_eps").set_value(1.0).run()
+    at.text_input(key="pr_eps").set_value("1").run()
     at.button(key="private_radius").click().run()  # explore: uncharged, so not public
     assert "estimated privately" in at.session_state["data_specs"]["upload"]["radius_from"]
     at.sidebar.radio(key="mode").set_value("release").run()

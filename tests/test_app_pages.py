@@ -384,7 +384,7 @@ def test_page_settings_survive_navigation_and_data_switch():
     at.switch_page("pages/friendlycore.py").run()
     at.sidebar.selectbox(key="data").select("mixture").run()
     at.switch_page("pages/data.py").run()
-    at.number_input(key="mix_n").set_value(500).run()
+    at.text_input(key="mix_n").set_value("500").run()
     for page in ("pages/importance.py", "pages/friendlycore.py", "pages/sensitivity.py"):
         at.switch_page(page).run()
         assert not at.exception, page
@@ -428,8 +428,8 @@ def test_friendlycore_clustering_story_on_separated_mixture():
     # t = 1000 parts: every part recovers the 3 centres, so the tuple core is non-empty.
     # ε = 10: FC k-means is charged for add/remove neighbours (issue 12; ε = 5 was really ≈ 8.9)
     at = new_app({"data": "mixture", "eps": "10.0", "k": "3"})
-    at.number_input(key="mix_k").set_value(3).run()
-    at.number_input(key="mix_sigma").set_value(0.3).run()
+    at.text_input(key="mix_k").set_value("3").run()
+    at.text_input(key="mix_sigma").set_value("0.3").run()
     at.switch_page("pages/friendlycore.py").run()
     at.slider(key="fc_t3_10000_3_10_1e-06").set_value(1000).run()  # runs at once (< 2 s)
     assert not at.exception and not errors(at)

@@ -96,3 +96,28 @@ def test_release_friend_radius_refused_then_charged_as_shown():
     assert not at.exception and not errors(at)
     entry = at.session_state["_door"][1].ledger.entries[-1]
     assert entry.params["radius"] == float(before)
+
+
+def test_mixture_and_private_radius_fields_are_checked():
+    """Data page: the synthetic mixture's n / d / components / σ and the private-radius
+    estimate's quantile and ε. Bug caught: ``n = 50`` became the minimum 100 and ``σ = 1e309``
+    the default, and the mixture generated was not the one the fields showed."""
+    from pages._common import MIXTURE
+
+    def mixture(at) -> dict:  # the parameters the generator is called with
+        return at.session_state["mixture"] if "mixture" in at.session_state else MIXTURE
+
+    at = new_app({"data": "mixture"})
+    used = {"mix_n": "n", "mix_d": "d", "mix_k": "k", "mix_sigma": "sigma"}
+    for key, bad in (("mix_n", ["50", "2e6"]), ("mix_d", ["0", "101"]),
+                     ("mix_k", ["0", "51"]), ("mix_sigma", ["0", "101"])):
+        before = _field(at, key).value
+        for typed in [*bad, *HOSTILE]:
+            _refused(at, key, typed, before)
+            assert mixture(at)[used[key]] == float(before)
+    _field(at, "mix_n").input("2000").run()
+    assert mixture(at)["n"] == 2000 and _field(at, "mix_n").value == "2000"
+    for key, bad in (("pr_q", ["0.4", "1.5"]), ("pr_eps", ["0", "11"])):
+        before = _field(at, key).value
+        for typed in [*bad, "1e309", "-5"]:
+            _refused(at, key, typed, before)

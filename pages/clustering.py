@@ -180,7 +180,8 @@ for o in outs:
 # One rule for the figure and the CSV (issue 27.8): centres in table units, moved into the
 # declared box when one is declared (post-processing of a DP output with public bounds).
 full_box = declared_box(ds)
-shown_centres = {o.algorithm: clip_to_box(to_table_units(ds, o.centers), full_box)
+col_box = None if full_box is None else full_box[: ds.d]  # the drawing plane pads d = 1
+shown_centres = {o.algorithm: clip_to_box(to_table_units(ds, o.centers), col_box)
                  for o in outs if o.centers is not None}
 P = proj(to_table_units(ds, ds.X))
 # points coloured by their nearest centre of the first clustering shown (explore mode: reads X)

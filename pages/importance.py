@@ -119,7 +119,7 @@ show_plain_warnings(out["warnings"])
 q, w, idx, psi = out["q"], out["weights"], out["indices"], out["individual"]
 # one rule for the figure and the CSV: centres moved into the declared box (post-processing)
 box = declared_box(ds)
-C = clip_to_box(to_table_units(ds, out["centers"]), box)
+C = clip_to_box(to_table_units(ds, out["centers"]), None if box is None else box[: ds.d])
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Guarantee", f"ε = {out['guarantee'].epsilon:g}"
           if hasattr(out["guarantee"], "epsilon") else str(out["guarantee"]),

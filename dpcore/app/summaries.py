@@ -89,8 +89,14 @@ def utility_summary(summary, units: str) -> str:
     return f"Chart: error ({units}) against ε, log scale; " + "; ".join(parts) + "."
 
 
+def _num(x: float) -> str:
+    """Whole numbers with thousands separators (no 1.542e+04), others to 4 digits."""
+    x = float(x)
+    return f"{x:,.0f}" if x.is_integer() and abs(x) < 1e15 else f"{x:.4g}"
+
+
 def _range(v: np.ndarray) -> str:
-    return f"from {float(np.min(v)):,.4g} to {float(np.max(v)):,.4g}"
+    return f"from {_num(np.min(v))} to {_num(np.max(v))}"
 
 
 def points_summary(P: np.ndarray, axis_titles: tuple[str, str], what: str = "points") -> str:

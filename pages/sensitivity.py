@@ -234,10 +234,11 @@ for where, draw, title, fig_key in ((h1, draw_p, f"Sampling distribution P ({pop
                                      "sens_pop_p_fig"),
                                     (h2, draw_q, f"Declared population Q ({pop_q})",
                                      "sens_pop_q_fig")):
+    which = title.split(" (")[0].split()[-1]  # "P" / "Q"
     with where:
         first = draw(4000, np.random.default_rng(seed))[:, 0]
         show(plots.histogram(first, x_title="first column", title=title, nbins=40), fig_key)
-        st.caption(histogram_summary(first, f"draws of the first column from {title[0]}"))
+        st.caption(histogram_summary(first, f"draws of the first column from {which}"))
 dg = measured_gamma(name, json.dumps(params), pop_q, float(out["delta_hat"]), int(n_used), seed)
 
 

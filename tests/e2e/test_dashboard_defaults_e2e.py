@@ -213,3 +213,28 @@ def test_screenshots_of_every_page(browser, server, width):
                     pg.set_viewport_size({"width": width, "height": 2600})
     finally:
         ctx.close()
+
+
+@pytest.mark.slow
+def test_release_views_fit_a_projector(browser, server):
+    """Release mode at 1024 × 768 after one release on each page that releases centres or a
+    mean: no error box, no cut button, no table column out of sight; PNGs to $DPCORE_SCREENS
+    (the explore-mode test above never opens release mode)."""
+    out = _screens()
+    ctx, pg = _open(browser, 1024, 2600)
+    try:
+        for page in ("data", "clustering", "friendlycore"):
+            pg.goto(f"{server}/{'' if page == 'data' else page}?data=cities&mode=release")
+            wait_ready(pg)
+            button = pg.locator(f".st-key-{page}_release button")
+            if button.count():
+                button.first.click()
+                wait_ready(pg)
+                pg.wait_for_timeout(1500)
+            assert_no_errors(pg, f"release {page}")
+            assert not pg.evaluate(_CUT_BUTTONS_JS), page
+            assert not pg.evaluate(_HIDDEN_COLUMNS_JS), page
+            if out is not None:
+                pg.screenshot(path=str(out / f"release_{page}_1024.png"), full_page=True)
+    finally:
+        ctx.close()

@@ -316,9 +316,11 @@ def friendlycore_release_view() -> None:
                      lambda v: check_radius(v, "friend radius r"), float(f"{door.radius / 2:.3g}"))
     delta = number_field(c2, "δ", "fc_rel_delta", check_delta_field, 1e-6)
     c1, c2 = st.columns(2)
-    with_kv = c1.checkbox("Also release KV18 for comparison (same ρ, charged on top)",
+    with_kv = c1.checkbox("Also release KV18 (charged on top)",
                           key="fc_rel_kv18",
-                          help="Karwa & Vadhan 2018, FriendlyCore's averaging baseline: a "
+                          help="For comparison, at the same ρ as the FriendlyCore mean and "
+                               "charged on top of it. "
+                               "Karwa & Vadhan 2018, FriendlyCore's averaging baseline: a "
                                "private σ-bin histogram per coordinate, clipping around its "
                                "peak, a Gaussian-noise mean. It assumes Gaussian rows with a "
                                "known, public spread σ.")

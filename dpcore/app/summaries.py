@@ -48,7 +48,8 @@ def centres_summary(centres: Mapping[str, np.ndarray], labels: np.ndarray | None
     for name, C in centres.items():
         C = np.atleast_2d(C)
         pts = "; ".join(_point(c) for c in C[:5]) + ("; …" if len(C) > 5 else "")
-        lines.append(f"{name}: {len(C)} centre(s) at {pts}.")
+        lines.append(f"{name} at {pts}." if len(C) == 1 and "mean" in name.lower()
+                     else f"{name}: {len(C)} centre(s) at {pts}.")
     text = (f"Chart: {over} with " if over else "Chart: ") + " ".join(lines)
     if labels is not None and coloured_by is not None:
         k = len(np.atleast_2d(centres[coloured_by]))

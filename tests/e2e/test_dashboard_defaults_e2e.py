@@ -152,11 +152,9 @@ def test_centre_markers_are_drawn_over_dense_data(browser, server):
         ctx.close()
 
 
-#: Buttons (and checkbox labels: "Also release KV18 for comparison (sa…" at 1024 px) of the main
-#: area whose label overflows them or that end past the viewport.
+#: Buttons of the main area whose label overflows them or that end past the viewport.
 _CUT_BUTTONS_JS = """() => Array.from(document.querySelectorAll(
-    "[data-testid='stMain'] :is(button, [data-testid='stCheckbox'] label)")
-    ).filter(b => b.offsetParent !== null).filter(b => {
+    "[data-testid='stMain'] button")).filter(b => b.offsetParent !== null).filter(b => {
     const r = b.getBoundingClientRect();
     // Streamlit truncates a long label with an ellipsis inside the button: check descendants
     const over = [b, ...b.querySelectorAll("*")].some(e => e.scrollWidth > e.clientWidth + 1);

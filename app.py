@@ -18,6 +18,7 @@ import streamlit as st
 from dpcore.app.url_state import app_query_spec, clean_query_params
 from dpcore.core.text import md_text
 from dpcore.data.datasets import SAMPLE_DATASETS
+from dpcore.data.limits import check_count, check_number
 from dpcore.privacy.guarantees import PrivacyLedger
 from dpcore.release.registry import page_available
 from pages._common import (
@@ -26,6 +27,7 @@ from pages._common import (
     SYNTHETIC,
     UPLOAD,
     budget_from_state,
+    checked_number,
     curator,
     current_dataset,
     favicon,
@@ -88,6 +90,19 @@ def _data_label(key: str) -> str:
     return f"Uploaded file {md_text(up['name'], max_chars=80)}" if up else "No file uploaded yet"
 
 
+def budget_fields(locked: bool) -> None:
+    """The total budget's three fields: checked text, never clamped (issue 26)."""
+    for label, key, lo, hi, why in (
+            ("ε", "budget_eps", 0.01, 1000.0, ""),
+            ("δ", "budget_delta", 0.0, 0.1, ""),
+            ("γ (random DP)", "budget_gamma", 0.0, 0.5, "Only the sensitivity sampler spends γ. ")):
+        checked_number(st, label, key,
+                       lambda v, n=label, lo=lo, hi=hi: check_number(n, v, lo, hi),
+                       optional=False, disabled=locked,
+                       help=f"{why}From {lo:g} to {hi:g}; a value outside is refused, never "
+                            "clamped.")
+
+
 def budget_sidebar() -> None:
     """Remaining budget: the lasting ledger of the data set in release mode."""
     ss = st.session_state
@@ -95,10 +110,7 @@ def budget_sidebar() -> None:
     locked = curator() is not None or len(led) > 0
     if curator() is None:
         with st.expander("Total budget", expanded=False):
-            st.number_input("ε", 0.01, 1000.0, key="budget_eps", disabled=locked, format="%.3g")
-            st.number_input("δ", 0.0, 0.1, key="budget_delta", disabled=locked, format="%.1e")
-            st.number_input("γ (random DP)", 0.0, 0.5, key="budget_gamma", disabled=locked,
-                            format="%.3g", help="Only the sensitivity sampler spends γ.")
+            budget_fields(locked)
             if locked:
                 st.caption("This data set's ledger holds releases: its budget is fixed (reset "
                            "the ledger to change it).")
@@ -167,13 +179,15 @@ def sidebar(page_title: str = "") -> None:
         st.caption(":orange[ε ≥ 5 gives little protection; prefer a smaller ε if the error "
                    "allows.]")
     c1, c2 = st.columns(2)
-    c1.number_input("k (clusters)", 1, 50, value=5, key="k", bind="query-params",
-                    persist_state="session")
+    checked_number(c1, "k (clusters)", "k", lambda v: check_count("k", v, 1, 50),
+                   optional=False, value="5", bind="query-params", persist_state="session",
+                   help="From 1 to 50; a value outside is refused, never clamped.")
     if not is_release_mode():  # releases draw OS randomness: no seed exists for them
-        c2.number_input("Seed", 0, 2**31 - 1, value=0, key="seed", bind="query-params",
-                        persist_state="session",
-                        help="Seeds explore-mode noise, so a shared URL shows the same draw. "
-                             "Releases draw fresh randomness and have no seed.")
+        checked_number(c2, "Seed", "seed", lambda v: check_count("seed", v, 0, 2**31 - 1),
+                       optional=False, value="0", bind="query-params", persist_state="session",
+                       help="Seeds explore-mode noise, so a shared URL shows the same draw. "
+                            "Releases draw fresh randomness and have no seed. From 0 to "
+                            "2³¹ − 1.")
     budget_sidebar()
 
 

@@ -11,7 +11,7 @@ import json
 import logging
 import os
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,12 @@ from dpcore.data.datasets import SAMPLE_DATASETS, load_sample
 from dpcore.data.tables import DataError, load_table, numeric_columns
 from dpcore.privacy.guarantees import ApproxDP, PrivacyLedger, RandomDP
 from dpcore.release.runconfig import make_config, mixture_frame, mixture_source, prepare_matrix
+from pages._fields import (  # noqa: F401  (the pages import them from here)
+    check_delta_field,
+    checked_number,
+    number_field,
+    number_text,
+)
 
 SYNTHETIC = "mixture"
 UPLOAD = "upload"
@@ -106,9 +112,10 @@ def init_state() -> None:
     ss = st.session_state
     # The URL-bound sidebar widgets (data, mode, eps, k, seed) get their defaults in app.py:
     # setting them here first would make Streamlit ignore the URL.
-    ss.setdefault("budget_eps", 10.0)
-    ss.setdefault("budget_delta", 1e-6)
-    ss.setdefault("budget_gamma", 0.0)
+    # text of checked fields (app.py's budget_sidebar): float(ss[...]) is the value shown
+    ss.setdefault("budget_eps", "10")
+    ss.setdefault("budget_delta", "1e-06")
+    ss.setdefault("budget_gamma", "0")
     if "ledger" not in ss:
         ss["ledger"] = PrivacyLedger(budget_from_state())
     ss.setdefault("data_specs", {})
@@ -497,53 +504,6 @@ def show_warnings(messages: list[str]) -> None:
     """Warnings a run raised (e.g. PrivacyLeakWarning), shown once each, compactly."""
     for msg in dict.fromkeys(messages):
         st.caption(f":orange[⚠ {md_text(msg)}]")
-
-
-def number_text(value: float | None) -> str:
-    """How a declared number is shown in a :func:`checked_number` field: the shortest text that
-    reads back as exactly the float used (what is shown is what is used)."""
-    return "" if value is None else repr(float(value)).removesuffix(".0")
-
-
-def checked_number(where, label: str, key: str, check: Callable[[float], float], *,
-                   on_valid: Callable[[float | None], None], optional: bool = True,
-                   help: str | None = None) -> None:
-    """A number field that never clamps silently (issue 26).
-
-    A ``number_input`` with bounds turned a typed ``1e309`` into its minimum 1e-9 (and Clustering
-    ran on data collapsed to a point), and kept showing ``1e-300`` while 201.2 was used. Here
-    the text is parsed and ``check`` (a :mod:`dpcore.data.limits` check) decides: a refused
-    value gives a message and the field shows the previous value again; an accepted one is
-    passed to ``on_valid``. Empty text means "not declared" when ``optional``.
-    """
-    ss = st.session_state
-    prev = f"_prev_{key}"
-
-    def _changed() -> None:
-        text = str(ss.get(key) or "").strip()
-        try:
-            if not text and optional:
-                value = None
-            else:
-                try:
-                    number = float(text.replace(",", "."))
-                except ValueError:
-                    raise ValueError(f"{label.lower()} must be a number") from None
-                value = check(number)
-        except ValueError as exc:
-            ss[f"_msg_{key}"] = (f"{text[:40]!r} was not used: {exc}. The previous value "
-                                 f"{ss.get(prev) or '(none)'} is kept.")
-            ss[key] = ss.get(prev, "")
-            return
-        ss[key] = ss[prev] = number_text(value)
-        on_valid(value)
-
-    if prev not in ss:
-        ss[prev] = ss.get(key, "")
-    where.text_input(label, key=key, on_change=_changed, help=help)
-    msg = ss.pop(f"_msg_{key}", None)
-    if msg:
-        st.error(md_text(msg))
 
 
 def favicon():

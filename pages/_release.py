@@ -19,10 +19,13 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.app.export import csv_text
+from dpcore.app.summaries import centres_summary, points_summary
 from dpcore.core.text import md_text
+from dpcore.data.limits import check_number, check_radius
 from dpcore.privacy.guarantees import RANDOM_DP_CAVEAT, BudgetExceededError
 from dpcore.release.door import PROXY_ROWS, Release, ReleaseDoor, ReleaseRefused
 from dpcore.release.runconfig import POINT_OUTPUTS, release_frame
+from pages._common import check_delta_field, number_field, show
 
 
 def door_or_stop() -> ReleaseDoor:
@@ -36,7 +39,8 @@ def door_or_stop() -> ReleaseDoor:
 
 
 def _show(fig, key: str) -> None:
-    st.plotly_chart(fig, key=key, width="stretch")
+    """Release charts get the explore pages' legible styling (contrast ≥ 4.5:1, issue 27.6)."""
+    show(fig, key)
 
 
 # ---- n: declared, or estimated privately (charged) -------------------------------------------
@@ -54,8 +58,8 @@ def n_panel(door: ReleaseDoor, page: str) -> None:
     st.warning("The number of rows n is private and not declared. Mechanisms need a public n: "
                "estimate it privately (the estimate is charged once and kept for every session).")
     c1, c2 = st.columns([1, 2])
-    eps = c1.number_input("ε for estimating n", 0.01, 5.0, value=0.1, format="%.3g",
-                          key=f"{page}_n_eps")
+    eps = number_field(c1, "ε for estimating n", f"{page}_n_eps",
+                       lambda v: check_number("ε for estimating n", v, 0.01, 5.0), 0.1)
     if c2.button("Estimate n privately", key=f"{page}_n_estimate", icon=":material/lock_open:"):
         try:
             door.estimate_n(float(eps))
@@ -187,6 +191,8 @@ def show_releases(page: str, door: ReleaseDoor, *, plane: Sequence[str] | None =
                 ball=(door.description.center_array()[:2], float(door.radius))
                 if lo_hi is None and door.d == 2 else None)
             _show(fig, f"dpout_{page}_fig")
+            # DP outputs only (never n, never a count of the private rows)
+            st.caption(centres_summary(centres, over=""))
             # the CLI's layout (dpcore.release.runconfig.release_frame): table units and columns,
             # the release's label and guarantee; a declined release (⊥) is a row of empty cells
             frame = pd.concat([release_frame(
@@ -247,6 +253,9 @@ def data_release_view() -> None:
                               axis_titles=(desc.columns[0],
                                            desc.columns[1] if door.d > 1 else "(none)"))
     _show(fig, "data_proxy")
+    st.caption(points_summary(P[:, :2] if door.d > 1 else np.c_[P, np.zeros(len(P))],
+                              (desc.columns[0], desc.columns[1] if door.d > 1 else "(none)"),
+                              "synthetic points drawn inside the declared bounds (not your data)"))
 
 
 def importance_release_view() -> None:
@@ -279,8 +288,8 @@ def clustering_release_view() -> None:
     default = [n for n in ("DP-Lloyd",) if n in algorithms]
     c1, c2 = st.columns([3, 1])
     chosen = c1.multiselect("Algorithms", list(algorithms), default=default, key="clu_rel_algs")
-    delta = c2.number_input("δ (for (ε, δ) algorithms)", 1e-12, 0.1, value=1e-6, format="%.1e",
-                            key="clu_rel_delta")
+    delta = number_field(c2, "δ (for (ε, δ) algorithms)", "clu_rel_delta", check_delta_field,
+                         1e-6)
     st.caption("Each algorithm is a part of one release: all parts are charged together (ε each) "
                "or none is.")
 
@@ -303,19 +312,21 @@ def friendlycore_release_view() -> None:
     _header(door, "friendlycore")
     eps, _ = _eps_k()
     c1, c2 = st.columns(2)
-    r = c1.number_input("Friend radius r (public)", 1e-9, value=float(f"{door.radius / 2:.3g}"),
-                        format="%.4g", key="fc_rel_r")
-    delta = c2.number_input("δ", 1e-12, 0.1, value=1e-6, format="%.1e", key="fc_rel_delta")
+    r = number_field(c1, "Friend radius r (public)", "fc_rel_r",
+                     lambda v: check_radius(v, "friend radius r"), float(f"{door.radius / 2:.3g}"))
+    delta = number_field(c2, "δ", "fc_rel_delta", check_delta_field, 1e-6)
     c1, c2 = st.columns(2)
-    with_kv = c1.checkbox("Also release KV18 for comparison (same ρ, charged on top)",
+    with_kv = c1.checkbox("Also release KV18 (charged on top)",
                           key="fc_rel_kv18",
-                          help="Karwa & Vadhan 2018, FriendlyCore's averaging baseline: a "
+                          help="For comparison, at the same ρ as the FriendlyCore mean and "
+                               "charged on top of it. "
+                               "Karwa & Vadhan 2018, FriendlyCore's averaging baseline: a "
                                "private σ-bin histogram per coordinate, clipping around its "
                                "peak, a Gaussian-noise mean. It assumes Gaussian rows with a "
                                "known, public spread σ.")
-    kv_sigma = c2.number_input("KV18 σ (public spread of one coordinate)", 1e-9,
-                               value=float(f"{door.radius / 4:.4g}"), format="%.4g",
-                               key="fc_rel_kv_sigma", disabled=not with_kv)
+    kv_sigma = number_field(c2, "KV18 σ (public spread of one coordinate)", "fc_rel_kv_sigma",
+                            lambda v: check_radius(v, "KV18 σ"), float(f"{door.radius / 4:.4g}"),
+                            disabled=not with_kv)
 
     def parts() -> list[tuple[str, dict, str]]:
         from dpcore.mechanisms.friendlycore.averaging import rho_for_epsilon
@@ -347,8 +358,8 @@ def sensitivity_release_view() -> None:
                          key="sens_rel_mech")
     gamma = c3.select_slider("γ", [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5], value=0.1,
                              key="sens_rel_gamma")
-    delta = st.number_input("δ (Gaussian)", 1e-12, 0.1, value=1e-6, format="%.1e",
-                            key="sens_rel_delta") if mechanism == "gaussian" else 0.0
+    delta = number_field(st, "δ (Gaussian)", "sens_rel_delta", check_delta_field,
+                         1e-6) if mechanism == "gaussian" else 0.0
     box = door.description.box()
     lo, hi = ((float(box[0].min()), float(box[1].max())) if box is not None
               else (-float(door.radius), float(door.radius)))
@@ -442,7 +453,10 @@ def ledger_release_view(*, curator: bool) -> None:
                     f"against {acc.random_budget}; these releases are not in the DP account.")
         st.caption(RANDOM_DP_CAVEAT)
     st.table(pd.DataFrame(_totals_rows(acc, share)).set_index("account"))
-    _show(plots.budget_bar(total.epsilon - remaining.epsilon, total.epsilon), "ledger_bar")
+    spent = total.epsilon - remaining.epsilon
+    _show(plots.budget_bar(spent, total.epsilon), "ledger_bar")
+    st.caption(f"Chart: ε spent {spent:.4g} of {total.epsilon:.4g}"
+               + (f" ({spent / total.epsilon:.0%})." if total.epsilon else "."))
     recs = lasting.records(analyst if analyst is not None else ANY)
     rows = [{"#": i + 1, "label": r["label"], "guarantee": r["guarantee"],
              "account": "random DP" if r["account"] == "random" else "DP",

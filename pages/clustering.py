@@ -28,12 +28,14 @@ from dpcore.release.runconfig import release_frame
 from pages._common import (
     EPSILON_GRID,
     EXPLORE_NOTE,
+    check_delta_field,
     config_for,
     download_csv,
     init_state,
     is_release_mode,
     keep,
     new_draw_button,
+    number_field,
     projection,
     require_dataset,
     show,
@@ -67,8 +69,8 @@ default = [n for n in (RECOMMENDED, BASELINE) if n in names]
 c1, c2 = st.columns([3, 1])
 chosen = c1.multiselect("Algorithms", names, default=default, **keep("clu_algs"),
                         bind="query-params")
-delta = c2.number_input("δ (for (ε, δ) algorithms)", 1e-12, 0.1, value=1e-6, format="%.1e",
-                        **keep("clu_delta"))
+delta = number_field(c2, "δ (for (ε, δ) algorithms)", "clu_delta", check_delta_field, 1e-6,
+                     persist_state="session")
 missing = unavailable_algorithms()
 if missing:
     with st.expander(f"{len(missing)} algorithm(s) not available here"):
@@ -179,7 +181,8 @@ for o in outs:
 # One rule for the figure and the CSV (issue 27.8): centres in table units, moved into the
 # declared box when one is declared (post-processing of a DP output with public bounds).
 full_box = declared_box(ds)
-shown_centres = {o.algorithm: clip_to_box(to_table_units(ds, o.centers), full_box)
+col_box = None if full_box is None else full_box[: ds.d]  # the drawing plane pads d = 1
+shown_centres = {o.algorithm: clip_to_box(to_table_units(ds, o.centers), col_box)
                  for o in outs if o.centers is not None}
 P = proj(to_table_units(ds, ds.X))
 # points coloured by their nearest centre of the first clustering shown (explore mode: reads X)

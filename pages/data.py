@@ -11,9 +11,10 @@ import streamlit as st
 from dpcore.app import plots
 from dpcore.app.describe import radius_estimate_band
 from dpcore.app.suggest import check_radius_value, suggest_radius
+from dpcore.app.summaries import points_summary
 from dpcore.app.ui_state import fresh_seed, pca_projection
 from dpcore.core.text import md_text
-from dpcore.data.limits import check_radius, resource_limits
+from dpcore.data.limits import check_count, check_number, check_radius, resource_limits
 from dpcore.data.missing import marker_columns
 from dpcore.data.tables import MAX_UPLOAD_MIB, numeric_columns
 from pages._common import (
@@ -26,6 +27,7 @@ from pages._common import (
     init_state,
     is_release_mode,
     mixture_params,
+    number_field,
     number_text,
     raw_frame,
     show,
@@ -86,7 +88,7 @@ if key == SYNTHETIC:
         if int(ss["mix_n"]) > n_max:  # n × d within the session memory budget (finding 4)
             ss["mix_msg"] = (f"n lowered to {n_max:,}: with d = {d} a larger mixture exceeds "
                              "this session's memory budget (DPCORE_SESSION_MEMORY_MB)")
-            ss["mix_n"] = n_max
+            ss["mix_n"] = ss["_prev_mix_n"] = number_text(n_max)  # said above, shown as used
         ss["mixture"] = {"n": int(ss["mix_n"]), "d": d, "k": int(ss["mix_k"]),
                          "sigma": float(ss["mix_sigma"]), "center_radius": 10.0}
         forget_spec(SYNTHETIC)
@@ -96,13 +98,19 @@ if key == SYNTHETIC:
 
     mix = mixture_params()
     g1, g2, g3, g4 = st.columns(4)
-    g1.number_input("n", 100, mixture_max_rows(mix["d"]), value=mix["n"], step=1000,
-                    key="mix_n", on_change=_set_mixture,
-                    help="At most what fits this session's memory budget for this d.")
-    g2.number_input("d", 1, 100, value=mix["d"], key="mix_d", on_change=_set_mixture)
-    g3.number_input("components", 1, 50, value=mix["k"], key="mix_k", on_change=_set_mixture)
-    g4.number_input("σ", 0.01, 100.0, value=mix["sigma"], key="mix_sigma",
-                    on_change=_set_mixture)
+    n_top = mixture_max_rows(mix["d"])
+    for where, label, fkey, lo, hi, count in ((g1, "n", "mix_n", 100, n_top, True),
+                                              (g2, "d", "mix_d", 1, 100, True),
+                                              (g3, "components", "mix_k", 1, 50, True),
+                                              (g4, "σ", "mix_sigma", 0.01, 100.0, False)):
+        number_field(where, label, fkey,
+                     lambda v, n=label, lo=lo, hi=hi, c=count: (check_count if c else
+                                                                check_number)(n, v, lo, hi),
+                     mix[{"mix_n": "n", "mix_d": "d", "mix_k": "k"}.get(fkey, "sigma")],
+                     on_valid=lambda _v: _set_mixture(),
+                     help=f"From {lo:,g} to {hi:,g}"
+                          + (" (what fits this session's memory budget for this d)."
+                             if fkey == "mix_n" else "."))
     if ss.get("mix_msg"):
         st.info(ss.pop("mix_msg"))
     df, source, title = raw_frame(key)
@@ -233,24 +241,24 @@ with st.expander("Estimate the radius privately (explore: no charge recorded)"):
                "does not accept this estimate: declare a radius (or bounds) instead.")
     bound = (sp.get("public_description") or {}).get("radius") or sp["radius"]
     e1, e2, e3, e4 = st.columns(4)
-    e1.number_input("quantile", 0.5, 1.0, value=0.99, key="pr_q")
-    e2.number_input("ε for it", 0.001, 10.0, value=0.5, key="pr_eps", format="%.3g")
-    e3.number_input("smallest candidate", 1e-12, value=float(f"{bound / 1000:.3g}") if bound
-                    else 1e-3, key=f"pr_lo_{bound}", format="%.3g")
-    e4.number_input("largest candidate", 1e-12, value=float(f"{bound:.4g}") if bound else 1e6,
-                    key=f"pr_hi_{bound}", format="%.3g",
-                    help="Public: starts at the radius of the declared bounds (no row can be "
+    number_field(e1, "quantile", "pr_q", lambda v: check_number("quantile", v, 0.5, 1.0), 0.99)
+    number_field(e2, "ε for it", "pr_eps", lambda v: check_number("ε", v, 0.001, 10.0), 0.5)
+    number_field(e3, "smallest candidate", f"pr_lo_{bound}", check_radius,
+                 float(f"{bound / 1000:.3g}") if bound else 1e-3)
+    number_field(e4, "largest candidate", f"pr_hi_{bound}", check_radius,
+                 float(f"{bound:.4g}") if bound else 1e6,
+                 help="Public: starts at the radius of the declared bounds (no row can be "
                          "farther from the centre), so the estimate can only tighten it.")
     ss["pr_lo"], ss["pr_hi"] = ss[f"pr_lo_{bound}"], ss[f"pr_hi_{bound}"]
     band = radius_estimate_band(len(df), float(ss["pr_q"]), float(ss["pr_eps"]))
     if band == (0.0, 1.0):
-        st.warning(f"With {len(df):,} rows at ε = {ss['pr_eps']:g} the estimate is "
+        st.warning(f"With {len(df):,} rows at ε = {float(ss['pr_eps']):g} the estimate is "
                    "uninformative: it can land anywhere between the smallest and the largest "
                    "candidate. Use a larger ε for it, or keep the radius of the declared bounds.")
     else:
         st.caption(f"Uncertainty: with 95 % probability the estimate lies between the "
                    f"{band[0]:.1%} and {band[1]:.1%} quantiles of the row norms. Cost: "
-                   f"ε = {ss['pr_eps']:g} (pure DP), on top of each release.")
+                   f"ε = {float(ss['pr_eps']):g} (pure DP), on top of each release.")
     st.button("Estimate radius privately", key="private_radius", on_click=_private_radius)
 msg = ss.pop("radius_msg", None)
 if msg is not None:
@@ -295,3 +303,6 @@ fig = plots.points_figure(proj(P),
 if ds.d == 2 and ds.radius is not None:
     plots.add_ball(fig, centre, ds.radius)
 show(fig, "data_scatter")
+st.caption(points_summary(proj(P), proj.axis_titles, "rows after centring and clipping")
+           + (f" The circle is the declared ball of radius {ds.radius:.4g}."
+              if ds.d == 2 and ds.radius is not None else ""))

@@ -10,7 +10,14 @@ import streamlit as st
 
 from dpcore.app import plots
 from dpcore.app.advice import MAX_EXACT_ROWS, friendly_mean_plan
+from dpcore.app.summaries import (
+    friends_summary,
+    kept_removed_summary,
+    means_summary,
+    tuples_summary,
+)
 from dpcore.core.text import md_text
+from dpcore.data.limits import check_count, check_radius
 from dpcore.mechanisms.baselines.kv18 import kv18_mean
 from dpcore.mechanisms.friendlycore import (
     FriendlyCoreKMeans,
@@ -31,12 +38,14 @@ from dpcore.release.runconfig import release_frame
 from pages._common import (
     EPSILON_GRID,
     EXPLORE_NOTE,
+    check_delta_field,
     config_for,
     download_csv,
     init_state,
     is_release_mode,
     keep,
     new_draw_button,
+    number_field,
     projection,
     require_dataset,
     show,
@@ -96,19 +105,22 @@ if not sugg.clustering_ok:
 c1, c2, c3, c4 = st.columns(4)
 plan0 = friendly_mean_plan(ds.n, epsilon=eps, delta=1e-6, radius=float(ds.radius),
                            grid=EPSILON_GRID)
-n_used = c1.number_input("Expected points used (Poisson sample)", min(100, ds.n), ds.n,
-                         value=plan0.rows, step=500, **keep(f"fc_n_{ds.n}"),
-                         help="Friend counting compares every pair of points; above "
-                              f"{MAX_EXACT_ROWS:,} rows a Poisson sample (each row kept "
-                              "independently, its privacy amplification accounted) keeps the "
-                              "page fast.")
+n_used = number_field(c1, "Expected points used (Poisson sample)", f"fc_n_{ds.n}",
+                      lambda v: check_count("points used", v, min(100, ds.n), ds.n), plan0.rows,
+                      persist_state="session",
+                      help=f"From {min(100, ds.n):,} to {ds.n:,}. Friend counting compares "
+                           f"every pair of points; above {MAX_EXACT_ROWS:,} rows a Poisson "
+                           "sample (each row kept independently, its privacy amplification "
+                           "accounted) keeps the page fast.")
 # Bundled and generated sets (public, clustered around the middle of their box): r = the declared
 # radius, so the points far from the bulk have fewer than half the rows as friends and the core
 # visibly drops them (the paper's picture). Uploads: the ball's diameter (always a core).
 r_default = float(ds.radius) if ds.public else plan0.friend_radius
-r = c2.number_input("Friend radius r (public)", 1e-9, value=float(f"{r_default:.4g}"),
-                    format="%.4g", **keep(f"fc_r3_{ds.key}_{ds.radius:g}"),
-                    help="Two points are friends when they are at most r apart. The default is "
+r = number_field(c2, "Friend radius r (public)", f"fc_r3_{ds.key}_{ds.radius:g}",
+                 lambda v: check_radius(v, "friend radius r"), float(f"{r_default:.4g}"),
+                 persist_state="session",
+                 help="From 1e-100 to 1e100 (refused outside, never clamped). Two points "
+                      "are friends when they are at most r apart. The default is "
                          "the declared radius on the bundled data sets (points far from the bulk "
                          "are dropped) and the ball's diameter on an upload (every point is a "
                          "friend of every other, which always leaves a core); a smaller r drops "
@@ -118,7 +130,7 @@ paradigm = c3.radio("Filter", ["zcdp", "dp"], horizontal=True, **keep("fc_paradi
                     help="private core: the core itself is private (zCDP filter), the practical "
                          "choice. basic: the core is private only together with a private "
                          "algorithm run on it.")
-delta = c4.number_input("δ", 1e-12, 0.1, value=1e-6, format="%.1e", **keep("fc_delta"))
+delta = number_field(c4, "δ", "fc_delta", check_delta_field, 1e-6, persist_state="session")
 alpha = st.slider("Basic filter α", 0.0, 0.45, 0.1, 0.05, **keep("fc_alpha")) if paradigm == "dp" \
     else 0.0
 
@@ -205,9 +217,10 @@ else:
                  f"{dp_paradigm_guarantee(PureDP(eps), alpha=alpha)}")
 kv = None
 if paradigm == "zcdp":
-    kv_sigma = st.number_input(
-        "KV18 σ (public spread of one coordinate)", 1e-9, value=float(f"{ds.radius / 4:.4g}"),
-        format="%.4g", **keep(f"fc_kv_sigma_{ds.key}_{ds.radius:g}"),
+    kv_sigma = number_field(
+        st, "KV18 σ (public spread of one coordinate)", f"fc_kv_sigma_{ds.key}_{ds.radius:g}",
+        lambda v: check_radius(v, "KV18 σ"), float(f"{ds.radius / 4:.4g}"),
+        persist_state="session",
         help="KV18 (Karwa & Vadhan 2018, FriendlyCore's Fig. 5(3) baseline) assumes Gaussian "
              "rows with a known spread σ: its private histogram has bins of width σ and it clips "
              "every coordinate to ±4σ√ln(n/0.05) around the winning bin. A public guess; the "
@@ -219,26 +232,28 @@ m1.metric(f"Core size (of {X.shape[0]:,})", f"{int(mask.sum()):,}")
 m2.metric("Median friends", f"{np.median(counts):,.0f}")
 m3.metric("Kept", f"{mask.mean():.0%}")
 st.caption(f"Guarantee: {guarantee}")
-c1, c2 = st.columns(2)
-with c1:
-    show(plots.points_figure(P, color=counts, color_title="friends",
-                             title=f"Friend counts (r = {r:g})", axis_titles=proj.axis_titles,
-                             seed=seed), "fc_counts")
-with c2:
-    fig = plots.points_figure(P, categories=np.where(mask, "kept", "removed"),
-                              title="Kept / removed", axis_titles=proj.axis_titles,
-                              seed=seed)
-    if paradigm == "zcdp":
-        true_mean = X.mean(axis=0)
-        plots.add_points(fig, proj(to_table_units(ds, true_mean)), name="true mean (not private)",
-                         index=4)
-        if out["estimate"] is not None:
-            plots.add_points(fig, proj(to_table_units(ds, out["estimate"])),
-                             name="FriendlyCore private mean", index=0)
-        if kv is not None and "estimate" in kv:
-            plots.add_points(fig, proj(to_table_units(ds, kv["estimate"])),
-                             name="KV18 private mean", index=2)
-    show(fig, "fc_core")
+# One map per row, full width: two side by side left each a third of a 1024 px screen (27.6).
+show(plots.points_figure(P, color=counts, color_title="friends",
+                         title=f"Friend counts (r = {r:g})", axis_titles=proj.axis_titles,
+                         seed=seed), "fc_counts")
+st.caption(friends_summary(counts, float(r)))
+fig = plots.points_figure(P, categories=np.where(mask, "kept", "removed"),
+                          title="Kept / removed", axis_titles=proj.axis_titles, seed=seed)
+means: dict = {}
+if paradigm == "zcdp":
+    means["true mean"] = to_table_units(ds, X.mean(axis=0))[0]
+    means["FriendlyCore private mean"] = (None if out["estimate"] is None
+                                          else to_table_units(ds, out["estimate"])[0])
+    if kv is not None and "estimate" in kv:
+        means["KV18 private mean"] = to_table_units(ds, kv["estimate"])[0]
+    for name, index in (("true mean", 4), ("FriendlyCore private mean", 0),
+                        ("KV18 private mean", 2)):
+        if means.get(name) is not None:
+            plots.add_points(fig, proj(means[name]), index=index,
+                             name="true mean (not private)" if name == "true mean" else name)
+show(fig, "fc_core")
+st.caption(kept_removed_summary(int(mask.sum()), int(mask.size)) + " "
+           + means_summary(means, "true mean" if means else None))
 
 if paradigm == "zcdp":
     st.subheader("2 · The private mean of the core")
@@ -274,13 +289,25 @@ if paradigm == "zcdp":
         kv_err = float(np.linalg.norm(kv["estimate"] - ds.X.mean(axis=0)))
         fc_err = (float(np.linalg.norm(out["estimate"] - X.mean(axis=0)))
                   if out["estimate"] is not None else float("nan"))
+        # The distance first and the long guarantee last, in a bounded width (wrapped in its
+        # tooltip): at 1024 px the guarantee pushed the distance out of sight (issue 27.6).
+        dist = "distance to the true mean of its rows"
         st.dataframe(
-            [{"method": "FC_Avg (FriendlyCore)", "guarantee": str(out["guarantee"]),
-              "rows": f"{X.shape[0]:,}", "distance to the true mean of its rows": fc_err},
-             {"method": "KV18", "guarantee": f"{kv['guarantee']} ⇒ "
-              f"{kv['guarantee'].to_approx_dp(float(delta) / 2.0)}",
-              "rows": f"{ds.n:,}", "distance to the true mean of its rows": kv_err}],
-            hide_index=True, key="fc_kv18_table")
+            [{"method": "FC_Avg (FriendlyCore)", dist: fc_err, "rows": f"{X.shape[0]:,}",
+              "guarantee": str(out["guarantee"])},
+             {"method": "KV18", dist: kv_err, "rows": f"{ds.n:,}",
+              "guarantee": f"{kv['guarantee']} ⇒ "
+                           f"{kv['guarantee'].to_approx_dp(float(delta) / 2.0)}"}],
+            hide_index=True, key="fc_kv18_table", width="stretch",
+            column_config={
+                # pixels: 530 in all, inside the 562 px of the main area at 1024 px
+                "method": st.column_config.TextColumn("method", width=140),
+                dist: st.column_config.NumberColumn("distance to true mean", format="%.4g",
+                                                    width=160, help=dist),
+                "rows": st.column_config.TextColumn("rows", width=60),
+                "guarantee": st.column_config.TextColumn("guarantee", width=170)})
+        st.caption(f"Guarantees in full: FC_Avg {out['guarantee']}; KV18 {kv['guarantee']} ⇒ "
+                   f"{kv['guarantee'].to_approx_dp(float(delta) / 2.0)}.")
         st.caption("KV18 assumes Gaussian rows with the spread σ above; on data that are not "
                    "(most tables) its clipping can cut real points and bias the mean. "
                    "FriendlyCore needs no σ.")
@@ -373,6 +400,11 @@ if job is not None and job.result is not None and job.key[0] == ds.fp:
                     plots.add_points(fig, proj(to_table_units(ds, M)), name=name, size=size)
                     centres[name] = M
             show(fig, "fc_km_fig")
+            st.caption(tuples_summary({"tuple centres removed": flat_removed,
+                                       "tuple centres kept": flat_kept,
+                                       "private per-position averages":
+                                           km["center_averages_"],
+                                       "final centres": km["cluster_centers_"]}))
         st.caption(f"Guarantee of the whole fit: {km['privacy_']}")
         if km["cluster_centers_"] is not None:
             download_csv(release_frame({"centers": to_table_units(ds, km["cluster_centers_"])},

@@ -18,6 +18,7 @@ from dpcore.app.advice import noise_verdict
 from dpcore.app.evaluate import normalized_kmeans_cost
 from dpcore.app.plots import clip_to_box
 from dpcore.app.summaries import centres_summary
+from dpcore.data.limits import check_count
 from dpcore.estimators.lloyd_kmeans import nearest_centre
 from dpcore.mechanisms.lloyd.estimator import DPLloyd
 from dpcore.release.runconfig import release_frame
@@ -29,6 +30,7 @@ from pages._common import (
     is_release_mode,
     keep,
     new_draw_button,
+    number_field,
     projection,
     require_dataset,
     show,
@@ -55,6 +57,13 @@ if is_release_mode():  # through the release door only (pages/_release.py)
 ds = require_dataset()
 k, eps = int(ss["k"]), float(ss["eps"])
 
+
+
+def check_m(value: float) -> int:
+    """The expected sample size: from 10 (or n when smaller) to n rows."""
+    return check_count("m", value, min(10, ds.n), ds.n)
+
+
 c1, c2, c3 = st.columns(3)
 sampler = c1.selectbox("Sampler", ["privacy", "coreset", "uniform"], **keep("sampler"),
                        bind="query-params")
@@ -63,11 +72,11 @@ if sampler == "privacy":
                        help="m set by the noise. Data-independent noise: the full-data noise at "
                             "ε; the expected "
                             "sample size m is then whatever Algorithm 1 gives.")
-    m = None if free else c2.number_input("Expected sample size m", 10, ds.n,
-                                          value=min(ds.n, 2000), **keep(f"imp_m_priv_{ds.n}"))
+    m = None if free else number_field(c2, "Expected sample size m", f"imp_m_priv_{ds.n}",
+                                       check_m, min(ds.n, 2000), persist_state="session")
 else:
-    m = c2.number_input("Expected sample size m", 10, ds.n, value=min(ds.n, 2000),
-                        **keep(f"imp_m_{ds.n}"))
+    m = number_field(c2, "Expected sample size m", f"imp_m_{ds.n}", check_m, min(ds.n, 2000),
+                     persist_state="session")
 T = c3.slider("Iterations T", 1, 30, 10, **keep("imp_T"))
 params = {"n_clusters": k, "epsilon": eps, "radius": ds.radius, "n_iter": int(T),
           "sampler": sampler, "sample_size": None if m is None else float(m)}
@@ -110,7 +119,7 @@ show_plain_warnings(out["warnings"])
 q, w, idx, psi = out["q"], out["weights"], out["indices"], out["individual"]
 # one rule for the figure and the CSV: centres moved into the declared box (post-processing)
 box = declared_box(ds)
-C = clip_to_box(to_table_units(ds, out["centers"]), box)
+C = clip_to_box(to_table_units(ds, out["centers"]), None if box is None else box[: ds.d])
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Guarantee", f"ε = {out['guarantee'].epsilon:g}"
           if hasattr(out["guarantee"], "epsilon") else str(out["guarantee"]),

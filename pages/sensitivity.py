@@ -11,8 +11,10 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.app import plots
+from dpcore.app.summaries import histogram_summary
 from dpcore.app.ui_state import subsample_indices
 from dpcore.core.text import md_text
+from dpcore.data.limits import check_count
 from dpcore.mechanisms.sensitivity.population import (
     POPULATIONS,
     RDP_PROMISE,
@@ -24,6 +26,7 @@ from dpcore.mechanisms.sensitivity.statistics import STATISTICS, get_statistic
 from dpcore.release.runconfig import sensitivity_release
 from pages._common import (
     EXPLORE_NOTE,
+    check_delta_field,
     config_for,
     download_config,
     download_csv,
@@ -31,6 +34,7 @@ from pages._common import (
     is_release_mode,
     keep,
     new_draw_button,
+    number_field,
     require_dataset,
     show,
     show_warnings,
@@ -61,8 +65,9 @@ name = c1.selectbox("Statistic", menu, **keep("stat"), bind="query-params",
 st.caption(f"{name}: {STATISTICS[name].description}")
 mechanism = c2.radio("Mechanism", ["laplace", "gaussian"], horizontal=True, **keep("sens_mech"),
                      help="Laplace: L1 sensitivity, ε-random DP; Gaussian: L2, (ε, δ).")
-n_used = c3.number_input("n (rows used, seeded subsample)", 10, ds.n, value=min(ds.n, 2000),
-                         step=500, **keep(f"sens_n_{ds.n}"))
+n_used = number_field(c3, "n (rows used, seeded subsample)", f"sens_n_{ds.n}",
+                      lambda v: check_count("n", v, min(10, ds.n), ds.n), min(ds.n, 2000),
+                      persist_state="session")
 c4, c5, c6 = st.columns(3)
 by = c4.radio("Choose", ["γ", "m"], horizontal=True, **keep("sens_by"),
               help="γ: the sampler picks the smallest m; m: the smallest γ that m pairs allow.")
@@ -71,10 +76,11 @@ if by == "γ":
                              **keep("sens_gamma"))
     m = None
 else:
-    m = int(c5.number_input("m (pairs)", 10, 20_000, value=300, step=50, **keep("sens_m")))
+    m = number_field(c5, "m (pairs)", "sens_m", lambda v: check_count("m", v, 10, 20_000), 300,
+                     persist_state="session")
     gamma = None
-delta = c6.number_input("δ (Gaussian)", 1e-12, 0.1, value=1e-6, format="%.1e",
-                        **keep("sens_delta")) if mechanism == "gaussian" else 0.0
+delta = number_field(c6, "δ (Gaussian)", "sens_delta", check_delta_field, 1e-6,
+                     persist_state="session") if mechanism == "gaussian" else 0.0
 try:
     cfg = sampler_config(gamma=gamma, m=m)
 except ValueError as exc:
@@ -224,12 +230,15 @@ st.info(f"With probability 95 %, each released coordinate is within ± {half_wid
         f"true value (noise alone, given Δ̂; on a 1 − γ = {1 - out['guarantee'].gamma:.0%} share "
         "of data sets the guarantee holds).")
 h1, h2 = st.columns(2)
-with h1:
-    show(plots.histogram(draw_p(4000, np.random.default_rng(seed))[:, 0], x_title="first column",
-                         title=f"Sampling distribution P ({pop_p})", nbins=40), "sens_pop_p_fig")
-with h2:
-    show(plots.histogram(draw_q(4000, np.random.default_rng(seed))[:, 0], x_title="first column",
-                         title=f"Declared population Q ({pop_q})", nbins=40), "sens_pop_q_fig")
+for where, draw, title, fig_key in ((h1, draw_p, f"Sampling distribution P ({pop_p})",
+                                     "sens_pop_p_fig"),
+                                    (h2, draw_q, f"Declared population Q ({pop_q})",
+                                     "sens_pop_q_fig")):
+    which = title.split(" (")[0].split()[-1]  # "P" / "Q"
+    with where:
+        first = draw(4000, np.random.default_rng(seed))[:, 0]
+        show(plots.histogram(first, x_title="first column", title=title, nbins=40), fig_key)
+        st.caption(histogram_summary(first, f"draws of the first column from {which}"))
 dg = measured_gamma(name, json.dumps(params), pop_q, float(out["delta_hat"]), int(n_used), seed)
 
 

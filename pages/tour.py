@@ -9,11 +9,18 @@ import streamlit as st
 
 from dpcore.app import plots
 from dpcore.app.style import legible
-from dpcore.app.summaries import kept_removed_summary
+from dpcore.app.summaries import (
+    amplification_summary,
+    centres_summary,
+    histogram_summary,
+    kept_removed_summary,
+    laplace_pair_summary,
+)
+from dpcore.data.limits import check_count
 from dpcore.mechanisms.friendlycore import friend_counts
 from dpcore.mechanisms.lloyd.estimator import DPLloyd
 from dpcore.privacy.noise import laplace
-from pages._common import init_state
+from pages._common import init_state, number_field
 
 init_state()
 st.title("Guided tour")
@@ -69,6 +76,7 @@ if step == STEPS[0]:
         "nobody can tell from the answer whether you were in the data.")
     plots_fig = plots.laplace_pair_figure(eps)
     _chart(plots_fig, key="tour_fig_eps", width="stretch")
+    st.caption(laplace_pair_summary(eps))
 elif step == STEPS[1]:
     X = _demo_points(60)
     who = st.slider("Which person leaves the data set", 0, len(X) - 1, 17, key="tour_who")
@@ -79,10 +87,14 @@ elif step == STEPS[1]:
     cats = np.where(np.arange(len(X)) == who, "the one person who differs", "everyone else")
     _chart(plots.points_figure(X, categories=cats, title="D and D′ differ in one row",
                                         opacity=0.9), key="tour_fig_nb", width="stretch")
+    st.caption(f"Chart: {len(X)} points; the one person who differs (row {who}) is at "
+               f"({X[who, 0]:.3g}, {X[who, 1]:.3g}), the {len(X) - 1} others are in both D and "
+               "D′.")
 elif step == STEPS[2]:
     c1, c2 = st.columns(2)
     eps = c1.slider("ε", 0.05, 5.0, 0.5, 0.05, key="tour_eps_count")
-    true = c2.number_input("true count", 0, 10_000, 120, key="tour_count")
+    true = number_field(c2, "true count", "tour_count",
+                        lambda v: check_count("true count", v, 0, 10_000), 120)
     draws = true + laplace(1.0 / eps, size=2000, rng=rng_seed)
     st.write(
         "The simplest private release: count people, then add **Laplace noise** of scale 1/ε "
@@ -92,6 +104,7 @@ elif step == STEPS[2]:
     _chart(plots.histogram(draws, title="2,000 noisy releases of one count",
                                     x_title="released count"), key="tour_fig_count",
                     width="stretch")
+    st.caption(histogram_summary(draws, f"noisy releases of the true count {true}"))
 elif step == STEPS[3]:
     c1, c2 = st.columns(2)
     eps = c1.slider("ε of the algorithm on the sample", 0.1, 5.0, 2.0, 0.1, key="tour_eps_s")
@@ -102,6 +115,7 @@ elif step == STEPS[3]:
         "privacy: an ε-private algorithm on the sample is about q·ε-private for the full data "
         "when q is small. Importance sampling uses this row by row.")
     _chart(plots.amplification_figure(eps, q), key="tour_fig_amp", width="stretch")
+    st.caption(amplification_summary(eps, q))
 elif step == STEPS[4]:
     X, far = _core_points()
     r = st.slider("friend radius r", 0.5, 12.0, 3.0, 0.5, key="tour_r")
@@ -135,6 +149,7 @@ else:
     fig = plots.centers_figure(X, {"DP-Lloyd centres": est.cluster_centers_},
                                title=f"DP-Lloyd, k = {k}, ε = {eps:g} ({est.privacy_})")
     _chart(fig, key="tour_fig_km", width="stretch")
+    st.caption(centres_summary({"DP-Lloyd": est.cluster_centers_}))
 
 i = STEPS.index(step)
 

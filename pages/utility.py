@@ -21,6 +21,7 @@ from dpcore.app.sweeps import (
 )
 from dpcore.core.cancel import checkpoint
 from dpcore.core.text import md_text
+from dpcore.data.limits import check_number
 from pages._common import (
     EPSILON_GRID,
     EXPLORE_NOTE,
@@ -28,6 +29,8 @@ from pages._common import (
     init_state,
     is_release_mode,
     keep,
+    number_field,
+    number_text,
     require_dataset,
     show,
     view_seed,
@@ -146,9 +149,10 @@ units = "normalised k-means cost (cost / n)" if metric_title == "cost / n" else 
     "cost relative to non-private k-means (1 = no loss)"
 if ss.get("_pu_target_for") != (job.key, metric_title):  # a new sweep: a new default target
     ss["_pu_target_for"] = (job.key, metric_title)
-    ss["pu_target"] = float(f"{summary['median'].median():.3g}")
-target = st.number_input(f"Which ε gives me an error ≤ … (in {units})", key="pu_target",
-                         format="%.4g")
+    ss["pu_target"] = ss["_prev_pu_target"] = number_text(
+        float(f"{summary['median'].median():.3g}"))
+target = number_field(st, f"Which ε gives me an error ≤ … (in {units})", "pu_target",
+                      lambda v: check_number("the error target", v, 1e-300, 1e300), 1.0)
 reference = done.get("reference")
 show(plots.utility_curve_figure(summary, metric_title=metric_title, target=target,
                                 reference=reference,

@@ -130,11 +130,11 @@ def test_url_state_sets_sidebar_widgets():
     assert at.sidebar.selectbox(key="data").value == "earthquakes"
     assert at.sidebar.radio(key="mode").value == "release"
     assert at.sidebar.select_slider(key="eps").value == 2.0
-    assert at.sidebar.number_input(key="k").value == 7
+    assert at.sidebar.text_input(key="k").value == "7"
     with pytest.raises(KeyError):  # releases have no seed (finding 1)
-        at.sidebar.number_input(key="seed")
+        at.sidebar.text_input(key="seed")
     at.sidebar.radio(key="mode").set_value("explore").run()
-    assert at.sidebar.number_input(key="seed").value == 11
+    assert at.sidebar.text_input(key="seed").value == "11"
 
 
 def test_ledger_page_empty_then_export_and_budget_edit():
@@ -144,7 +144,7 @@ def test_ledger_page_empty_then_export_and_budget_edit():
     assert at.title[0].value == "Privacy ledger"
     assert at.download_button(key="ledger_json")
     assert at.metric[0].value == "10"
-    at.sidebar.number_input(key="budget_eps").set_value(3.0).run()
+    at.sidebar.text_input(key="budget_eps").set_value("3").run()
     assert at.metric[0].value == "3"
     assert any("(ε = 3, δ = 1e-06)-DP" in m.value for m in at.markdown)
     spec = figure_specs(at)[0]
@@ -159,7 +159,7 @@ def test_ledger_refuses_release_over_budget_and_reset_unlocks_budget():
     led = at.session_state["_door"][1].ledger  # the lasting ledger of the data set in use
     led.spend("first", PureDP(6.0))
     at.run()
-    assert at.sidebar.number_input(key="budget_eps").disabled
+    assert at.sidebar.text_input(key="budget_eps").disabled
     assert at.metric[1].value == "6" and at.metric[2].value == "4"
     from dpcore.privacy.guarantees import BudgetExceededError
 
@@ -170,7 +170,7 @@ def test_ledger_refuses_release_over_budget_and_reset_unlocks_budget():
     at.button(key="ledger_reset").click().run()
     assert not at.exception
     assert len(led) == 0
-    assert not at.sidebar.number_input(key="budget_eps").disabled
+    assert not at.sidebar.text_input(key="budget_eps").disabled
 
 
 @pytest.fixture(autouse=True)
@@ -181,8 +181,8 @@ def _clear_streamlit_caches():
 def test_synthetic_generator_parameters():
     at = new_app({"data": "mixture"})
     assert trace_array(figure_specs(at)[0]["data"][0], "x").shape == (10000,)
-    at.number_input(key="mix_n").set_value(2000).run()
-    at.number_input(key="mix_d").set_value(5).run()
+    at.text_input(key="mix_n").set_value("2000").run()
+    at.text_input(key="mix_d").set_value("5").run()
     assert not at.exception and not errors(at)
     spec = figure_specs(at)[0]
     assert trace_array(spec["data"][0], "x").shape == (2000,)
@@ -228,7 +228,7 @@ def test_radius_read_off_the_data_or_estimated_uncharged_never_reaches_release_m
         at.button(key="clustering_release")
     at.sidebar.radio(key="mode").set_value("explore").run()
     at.switch_page("pages/data.py").run()
-    at.number_input(key="pr_eps").set_value(1.0).run()
+    at.text_input(key="pr_eps").set_value("1").run()
     at.button(key="private_radius").click().run()  # explore: uncharged, so not public
     assert "estimated privately" in at.session_state["data_specs"]["upload"]["radius_from"]
     at.sidebar.radio(key="mode").set_value("release").run()

@@ -163,7 +163,7 @@ def test_bad_url_is_reported_and_page_renders(key, value):
 def test_good_url_values_still_apply():
     at = new_app({"k": "7", "eps": "2.0"})
     assert not at.exception and not at.warning
-    assert at.sidebar.number_input(key="k").value == 7
+    assert at.sidebar.text_input(key="k").value == "7"
     assert at.sidebar.select_slider(key="eps").value == 2.0
 
 

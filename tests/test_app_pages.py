@@ -204,7 +204,7 @@ def test_clustering_release_mode_hides_nonprivate_and_records_each():
     assert "k-means (non-private)" not in at.multiselect(key="clu_rel_algs").options
     balcan = "Balcan et al. 2017 (paper 003's baseline)"
     at.multiselect(key="clu_rel_algs").set_value(["DP-Lloyd", "Max-cover k-means", balcan]).run()
-    at.number_input(key="clu_rel_delta").set_value(1e-7).run()  # two δ within the budget's 1e-6
+    at.text_input(key="clu_rel_delta").set_value("1e-07").run()  # two δ within the budget's 1e-6
     at.button(key="clustering_release").click().run()
     assert not at.exception and not errors(at)
     led = _door(at).ledger
@@ -232,7 +232,7 @@ def test_friendlycore_page_explains_too_small_budget_then_runs(monkeypatch):
     assert any("smallest ε at which" in c.value for c in at.caption)
     # with 3000 rows, ε = 1 is too small: plain words, a result of the basic filter, a button
     at.select_slider(key=eps_key).set_value(1.0).run()
-    at.number_input(key="fc_n_32847").set_value(3000).run()
+    at.text_input(key="fc_n_32847").set_value("3000").run()
     assert not at.exception and not errors(at)
     text = " ".join(w.value for w in at.warning)
     assert "17,430 rows" in text and "works from ε = 3" in text
@@ -285,7 +285,7 @@ def test_friendlycore_page_compares_kv18_at_the_same_rho_in_both_modes():
 
     at, _ = _page("pages/friendlycore.py", {"mode": "release"})
     at.checkbox(key="fc_rel_kv18").check().run()
-    at.number_input(key="fc_rel_delta").set_value(1e-7).run()  # both δ fit the budget's 1e-6
+    at.text_input(key="fc_rel_delta").set_value("1e-07").run()  # both δ fit the budget's 1e-6
     at.button(key="friendlycore_release").click().run()
     assert not at.exception and not errors(at)
     led = _door(at).ledger
@@ -351,7 +351,7 @@ def test_sensitivity_page_ecdf_global_bound_and_gamma_budget():
     at.button(key="sensitivity_release").click().run()
     assert any("cannot be composed" in e.value for e in errors(at))
     assert len(_door(at).ledger) == 0
-    at.sidebar.number_input(key="budget_gamma").set_value(0.2).run()
+    at.sidebar.text_input(key="budget_gamma").set_value("0.2").run()
     at.button(key="sensitivity_release").click().run()
     assert not errors(at)
     assert len(_door(at).ledger) == 1
@@ -384,7 +384,7 @@ def test_page_settings_survive_navigation_and_data_switch():
     at.switch_page("pages/friendlycore.py").run()
     at.sidebar.selectbox(key="data").select("mixture").run()
     at.switch_page("pages/data.py").run()
-    at.number_input(key="mix_n").set_value(500).run()
+    at.text_input(key="mix_n").set_value("500").run()
     for page in ("pages/importance.py", "pages/friendlycore.py", "pages/sensitivity.py"):
         at.switch_page(page).run()
         assert not at.exception, page
@@ -428,8 +428,8 @@ def test_friendlycore_clustering_story_on_separated_mixture():
     # t = 1000 parts: every part recovers the 3 centres, so the tuple core is non-empty.
     # ε = 10: FC k-means is charged for add/remove neighbours (issue 12; ε = 5 was really ≈ 8.9)
     at = new_app({"data": "mixture", "eps": "10.0", "k": "3"})
-    at.number_input(key="mix_k").set_value(3).run()
-    at.number_input(key="mix_sigma").set_value(0.3).run()
+    at.text_input(key="mix_k").set_value("3").run()
+    at.text_input(key="mix_sigma").set_value("0.3").run()
     at.switch_page("pages/friendlycore.py").run()
     at.slider(key="fc_t3_10000_3_10_1e-06").set_value(1000).run()  # runs at once (< 2 s)
     assert not at.exception and not errors(at)

@@ -86,7 +86,7 @@ def test_tour_hides_the_sidebar_controls_it_does_not_use():
     set before the visit is still there after it (persisted)."""
     at = new_app({"k": "7"})
     at.switch_page("pages/tour.py").run()
-    keys = {w.key for w in [*at.sidebar.select_slider, *at.sidebar.number_input]}
+    keys = {w.key for w in [*at.sidebar.select_slider, *at.sidebar.text_input]}
     assert not {"eps", "k", "seed"} & keys
     at.switch_page("pages/data.py").run()
-    assert at.sidebar.number_input(key="k").value == 7
+    assert at.sidebar.text_input(key="k").value == "7"

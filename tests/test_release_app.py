@@ -92,7 +92,7 @@ def test_finding1_no_seed_in_any_view_download_or_ledger(curator, monkeypatch):
     assert "seed" not in " ".join(str(e.params) for e in at.session_state["_door"][1].ledger
                                   .entries) if "_door" in at.session_state else True
     with pytest.raises(KeyError):
-        at.sidebar.number_input(key="seed")
+        at.sidebar.text_input(key="seed")
 
 
 def test_finding2_failure_is_charged_and_says_nothing(curator, monkeypatch):

@@ -55,7 +55,7 @@ def test_expensive_choice_waits_for_run_and_cheap_one_runs_at_once():
     assert at.dataframe  # cheap defaults: computed without a click
     # at k = 50 the defaults still run at once, while max-cover k-means is estimated at ~7 s
     # (the registry's cost model: 2e-6 s per row·k·d)
-    at.sidebar.number_input(key="k").set_value(50).run()
+    at.sidebar.text_input(key="k").set_value("50").run()
     assert at.dataframe and not at.exception
     at.multiselect(key="clu_algs").set_value(["Max-cover k-means", "DP-Lloyd"]).run()
     assert not at.exception and not errors(at)

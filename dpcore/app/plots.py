@@ -61,6 +61,10 @@ COLORS = ("#d62728", "#1f6feb", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e3
 KEPT_COLOR = "#1f6feb"
 REMOVED_COLOR = "#d62728"
 DATA_COLOR = "#7f7f7f"
+#: Continuous colours (friend counts, individual ε): Viridis without its light yellow end, which
+#: all but vanished on white at 1024 px (every point of the privacy sampler is at the top);
+#: each stop keeps ≥ 3:1 against white (WCAG's figure for graphics).
+CONTINUOUS_SCALE = [[0.0, "#440154"], [0.35, "#31688e"], [0.7, "#1f7f6e"], [1.0, "#b35806"]]
 #: Point colours by cluster: Paul Tol's "muted" scheme (colour-blind safe, light enough that the
 #: centres' markers, drawn on top with a white outline, stay visible).
 CLUSTER_COLORS = ("#88CCEE", "#CC6677", "#DDCC77", "#117733", "#332288", "#AA4499", "#44AA99",
@@ -240,7 +244,7 @@ def points_figure(
             marker.update(color=_f32(lab), colorscale=_discrete_scale(CLUSTER_COLORS),
                           cmin=-0.5, cmax=len(CLUSTER_COLORS) - 0.5, showscale=False)
         if color is not None:
-            marker.update(color=_f32(np.asarray(color)[sel]), colorscale="Viridis",
+            marker.update(color=_f32(np.asarray(color)[sel]), colorscale=CONTINUOUS_SCALE,
                           showscale=True, colorbar={"title": {"text": color_title or ""}})
         if size is not None:
             s = np.asarray(size, dtype=float)[sel]

@@ -111,11 +111,35 @@ REVIEWED: dict[str, list[tuple[str, str]]] = {
         (r"coreset_max_sample_size__mutmut_14$", "equivalent: float('INF') is inf"),
         (r"poisson_sample__mutmut_29$|privacy_constrained_weights__mutmut_23$", "equivalent in "
          "practice: < and <= differ on an event of probability 2^-53 or at exact float equality"),
-        (r"(_bracket_and_bisect|solve_privacy_constrained|variance_optimal_probabilities|"
-         r"laplace_sum_profile|LinearProfileǁ|FunctionProfileǁ)", "not triaged: the "
-         "general-profile bisection solver, the profiles' methods and the variance-optimal "
-         "reference serve the reproduction reports (Fig. 2, the C1–C3 checks), no release path "
-         "calls them (LinearProfile's own validation repeats lloyd_profile's, which is tested)"),
+        (r"_bracket_and_bisect__mutmut_(8|10|12|3[5-9]|40|42|4[4-8]|5[0-2]|54|6[0234]|66|72|"
+         r"8[123]|92)$", "equivalent in result: the upper bracket v of Prop. 12 is used only "
+         "after h(v) > 0 is verified, else doubling finds one; a wrong, missing or different "
+         "bracket changes only the number of bisection steps, and the bisection returns the "
+         "feasible end within rtol of the same root (h has one sign change above a feasible lo "
+         "for a strongly convex e^ε; killing them would pin the step count, not a result)"),
+        (r"_bracket_and_bisect__mutmut_(128|13[1345]|16[0125])$", "equivalent within the "
+         "tolerance: the stopping rule; a mutant that bisects longer (to float resolution, where "
+         "`stuck` stops it), re-enters converged or unbounded points (hi = lo: mid = lo is stuck "
+         "at once, and lo of an unbounded point is set to ∞ after the loop) or tightens rtol to "
+         "rtol/lo (lo ≥ 1) returns the feasible end of a narrower bracket of the same root "
+         "(rtol = 0 itself is tested)"),
+        (r"_bracket_and_bisect__mutmut_(112|153)$|solve_privacy_constrained__mutmut_(25|36|42)$",
+         "equivalent in practice: < and <= differ only at h = 0, ε(1) = ε*(1 ± 1e-12) or "
+         "ε'(1) = 1 − e^{−ε(1)} exactly (float equality)"),
+        (r"solve_privacy_constrained__mutmut_(3[789]|41)$", "equivalent in result: which points "
+         "skip the search; a point with ε(1, x) = ε* searched anyway returns 1 (h(1) = 0 and h "
+         "rises, so every midpoint is infeasible and lo stays 1), a Case-1 point is searched on "
+         "either side, and a point within 1e-12 of ε* moves by less than the tolerance"),
+        (r"solve_privacy_constrained__mutmut_2$|_bracket_and_bisect__mutmut_99$", "equivalent: "
+         "the doubling count is min(max_doublings, 1000), so a default of 1001 or a cap of 1001 "
+         "leaves the default at 1000 doublings"),
+        (r"variance_optimal_probabilities__mutmut_(15|32|4[24]|51)$", "equivalent: upper-case "
+         "einsum subscripts; one more water-filling round than needed (the loop breaks when "
+         "nothing exceeds 1); the branch for no free point is unreachable (a round caps only "
+         "q > 1, and Σq over the free points is the mass left ≤ their count, so some point stays "
+         "free); capping a q of exactly 1 at 1"),
+        (r"LinearProfileǁderivative__mutmut_1[01]$", "equivalent on the documented inputs: w is "
+         "a scalar or has the indexed points' shape, so the broadcast shape is k's either way"),
     ],
     "friendlycore_filters": [
         (r"friendly_core__mutmut_(139)$|BasicFilterǁapply__mutmut_10$|"

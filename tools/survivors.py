@@ -203,6 +203,10 @@ REVIEWED: dict[str, list[tuple[str, str]]] = {
          "reshape(b, −2) acts as −1"),
         (r"empirical_oracle__mutmut_([2489])$", "equivalent: np.asarray of a DataFrame is its "
          "to_numpy()"),
+        (r"_norm_name__mutmut_(2|4|6|7|10)$", "equivalent: every order reaching it comes from "
+         "_norm_order, so it is a key of _NORM_NAMES or a callable (whose .get default is the "
+         "same 'custom')"),
+        (r"_record_map_gaps__mutmut_23$", "equivalent: reshape(·, −2) acts as −1"),
     ],
     "lloyd_calibration": [
         (r"_privacy_noise_for_size__mutmut_(18|21|25)$", "equivalent: f_lo only caches f at the "

@@ -208,3 +208,55 @@ def test_record_map_gaps_match_the_reference_in_the_chosen_distance(norm, dist):
     feats = f.record_map(records)
     ref = np.sort([dist(feats[i], feats[m + i]) / n for i in range(m)])
     np.testing.assert_allclose(res.sensitivities, ref, rtol=1e-12)
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_chunked_draws_rebuild_into_the_pairs_of_algorithm_1(monkeypatch, batched):
+    """Kills sample_sensitivity's chunking survivors (the per-pair size (n + 1)·d, the chunk
+    count, the last chunk's size m − s, the reshape into (pairs, n + 1, d)): any of them pairs
+    the wrong records or draws the wrong number, and Δ̂ no longer is Algorithm 1's G_(k) of the
+    drawn pairs. Records are 2-D, m is not a multiple of the chunk.
+    """
+    from dpcore.mechanisms.sensitivity import estimation
+
+    monkeypatch.setattr(estimation, "_CHUNK_ELEMENTS", 2 * 7 * (5 + 1) * 2)  # 7 pairs a chunk
+    n, m, k = 5, 23, 20
+
+    class Oracle(_Recording):
+        def __call__(self, size, rng):
+            out = rng.uniform(0.0, 1.0, (size, 2))
+            self.draws.append(out)
+            return out
+
+    def f(d):
+        return d.sum(axis=0) * np.array([1.0, 3.0])
+
+    if batched:
+        class F:
+            def __call__(self, d):
+                return f(d)
+
+            def batch(self, ds):
+                return ds.sum(axis=1) * np.array([1.0, 3.0])
+        stat = F()
+    else:
+        stat = f
+    oracle = Oracle()
+    res = sample_sensitivity(stat, oracle, n, m=m, k=k, norm=1, rng=9)
+    assert res.path == ("batch" if batched else "loop")
+    assert [len(d) for d in oracle.draws] == [1, 42, 42, 42, 12]  # the probe, 7, 7, 7, 2 pairs
+    records = np.concatenate(oracle.draws[1:]).reshape(m, n + 1, 2)
+    ref = _reference_gaps(f, records, n, lambda a, b: np.abs(a - b).sum())
+    np.testing.assert_allclose(res.sensitivities, ref, rtol=1e-12)
+    assert res.delta_hat == ref[k - 1] and res.n == n
+
+
+def test_too_small_k_keeps_the_order_statistic_with_no_confidence():
+    """Kills the fallback config of sample_sensitivity (k too small for any γ < 1: the result
+    must say γ = 1 and ρ of m, mode 'manual', so Sample-Then-Respond refuses it)."""
+    from dpcore.mechanisms.sensitivity.config import rho_for_m
+
+    res = sample_sensitivity(lambda d: float(np.sum(d)), _uniform, 3, m=10, k=1, rng=0)
+    assert res.config.gamma == 1.0 and res.config.k == 1 and res.config.m == 10
+    assert res.config.mode == "manual" and res.config.rho == rho_for_m(10)
+    assert res.delta_hat == res.sensitivities[0]

@@ -24,7 +24,7 @@ def _uniform(size, rng):
 
 def _reference_gaps(f, records: np.ndarray, n: int, dist) -> np.ndarray:
     """Algorithm 1 line 3 written out: D = X_{1..n}, D' = X_{1..n−1, n+1}, G = dist(f(D), f(D'))."""
-    return np.sort([dist(f(x[:n]), f(np.r_[x[: n - 1], x[n]])) for x in records])
+    return np.sort([dist(f(x[:n]), f(np.concatenate((x[: n - 1], x[n : n + 1])))) for x in records])
 
 
 class _Recording:

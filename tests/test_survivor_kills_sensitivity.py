@@ -81,12 +81,21 @@ def test_a_custom_distance_of_zero_is_a_gap_and_a_negative_or_infinite_one_a_fai
 
 def test_a_failing_statistic_is_reported_with_its_exception_type():
     """Kills _loop_gaps:15 (the first failure reported as ``NoneType``: the user cannot tell
-    what the black box raised)."""
+    what the black box raised) and sample_sensitivity:206 (``errors[1]``: a single failure
+    becomes an IndexError traceback)."""
     def f(d):
         raise ZeroDivisionError("boom")
 
     with pytest.raises(SamplerError, match="ZeroDivisionError: boom"):
-        sample_sensitivity(f, _uniform, 3, m=4, k=4, rng=0)
+        sample_sensitivity(f, _uniform, 3, m=1, k=1, rng=0)
+
+
+def test_norm_names_are_case_insensitive_and_integral_float_counts_are_accepted():
+    """Kills _norm_order:3 (``norm='L2'`` refused) and _check_count:6/7 (an integral float
+    count such as m = 10.0, from a config file, fails with a TypeError)."""
+    res = sample_sensitivity(lambda d: float(np.sum(d)), _uniform, 3, m=10.0, k=10, norm="L2",
+                             rng=0)
+    assert res.norm == "l2" and res.config.m == 10
 
 
 class _VectorSum:

@@ -35,8 +35,12 @@ MUTMUT = Path(sys.executable).with_name("mutmut")
 
 #: tests written from the survivors of earlier runs (every module's list ends with it)
 SURVIVORS = "tests/test_survivor_kills.py"
-#: name -> (file to mutate, covering test files)
-MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
+#: tests written from the survivors of the split modules (importance, sensitivity sampler)
+KILLS_IMPORTANCE = "tests/test_survivor_kills_importance.py"
+KILLS_SENSITIVITY = "tests/test_survivor_kills_sensitivity.py"
+#: name -> (file(s) to mutate, covering test files); a module split into several files keeps
+#: its name and mutates all of them (mutmut's only_mutate takes a list)
+MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
     "guarantees": ("dpcore/privacy/guarantees.py",
                    ("tests/test_privacy.py", "tests/test_mutant_kills.py", SURVIVORS)),
     "noise": ("dpcore/privacy/noise.py",
@@ -51,17 +55,24 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
              ("tests/test_release_door.py", "tests/test_mutant_kills.py", SURVIVORS)),
     "lloyd_calibration": ("dpcore/mechanisms/importance/calibration.py",
                           ("tests/test_lloyd.py", "tests/test_importance.py", SURVIVORS)),
-    "importance_weights": ("dpcore/mechanisms/importance/sampling.py",
-                           ("tests/test_importance.py", "tests/test_lloyd.py", SURVIVORS)),
+    "importance_weights": (("dpcore/mechanisms/importance/sampling.py",
+                            "dpcore/mechanisms/importance/weights.py",
+                            "dpcore/mechanisms/importance/amplification.py"),
+                           ("tests/test_importance.py", "tests/test_lloyd.py", SURVIVORS,
+                            KILLS_IMPORTANCE)),
     "friendlycore_filters": ("dpcore/mechanisms/friendlycore/filters.py",
                              ("tests/test_friendlycore_core.py",
                               "tests/test_friendlycore_mean.py", SURVIVORS)),
     "maxcover_accounting": ("dpcore/mechanisms/maxcover/accounting.py",
                             ("tests/test_maxcover.py", "tests/test_maxcover_preset.py",
                              SURVIVORS)),
-    "sensitivity_sampler": ("dpcore/mechanisms/sensitivity/sampler.py",
+    "sensitivity_sampler": (("dpcore/mechanisms/sensitivity/sampler.py",
+                             "dpcore/mechanisms/sensitivity/config.py",
+                             "dpcore/mechanisms/sensitivity/estimation.py",
+                             "dpcore/mechanisms/sensitivity/response.py",
+                             "dpcore/mechanisms/sensitivity/validation.py"),
                             ("tests/test_sensitivity.py", "tests/test_sensitivity_config.py",
-                             "tests/test_noise_power.py", SURVIVORS)),
+                             "tests/test_noise_power.py", SURVIVORS, KILLS_SENSITIVITY)),
 }
 
 PYTEST_ARGS = ["-p", "no:xdist", "-p", "no:cacheprovider", "-p", "no:randomly", "-q",
@@ -79,7 +90,16 @@ def _toml_list(items) -> str:
     return "[" + ", ".join(json.dumps(str(x)) for x in items) + "]"
 
 
-def _prepare(name: str, target: str, tests: tuple[str, ...]) -> Path:
+def _files(target: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (target,) if isinstance(target, str) else tuple(target)
+
+
+def _mutant_file(key: str) -> str:
+    """The source file of a mutant: its key is ``<dotted module>.<x_function>__mutmut_<n>``."""
+    return key.rsplit(".", 1)[0].replace(".", "/") + ".py"
+
+
+def _prepare(name: str, target: str | tuple[str, ...], tests: tuple[str, ...]) -> Path:
     work = WORK / name
     if work.exists():
         shutil.rmtree(work)
@@ -91,7 +111,7 @@ def _prepare(name: str, target: str, tests: tuple[str, ...]) -> Path:
     conf += (
         "\n[tool.mutmut]\n"
         'source_paths = ["dpcore"]\n'
-        f"only_mutate = {_toml_list([target])}\n"
+        f"only_mutate = {_toml_list(_files(target))}\n"
         'also_copy = ["tests", "pyproject.toml"]\n'
         f"pytest_add_cli_args = {_toml_list(PYTEST_ARGS)}\n"
         f"pytest_add_cli_args_test_selection = {_toml_list(tests)}\n"
@@ -104,11 +124,11 @@ def _prepare(name: str, target: str, tests: tuple[str, ...]) -> Path:
     return work
 
 
-def _diff_lines(work: Path, target: str, mutants: list[str]) -> dict[str, tuple[str, str]]:
+def _diff_lines(work: Path, mutants: list[str]) -> dict[str, tuple[str, str]]:
     """(removed line, added line) of each mutant, from mutmut's own diff, in one process."""
     if not mutants:
         return {}
-    proc = subprocess.run([sys.executable, __file__, "--diffs", target, *mutants], cwd=work,
+    proc = subprocess.run([sys.executable, __file__, "--diffs", *mutants], cwd=work,
                           capture_output=True, text=True)
     try:
         return {k: tuple(v) for k, v in json.loads(proc.stdout).items()}
@@ -116,13 +136,13 @@ def _diff_lines(work: Path, target: str, mutants: list[str]) -> dict[str, tuple[
         return {k: ("?", proc.stderr[-200:]) for k in mutants}
 
 
-def _print_diffs(target: str, mutants: list[str]) -> None:
+def _print_diffs(mutants: list[str]) -> None:
     """(run inside a module's work directory) print {mutant: [old, new]} as JSON."""
     from mutmut.mutation.diff_apply import get_diff_for_mutant
 
     out = {}
     for k in mutants:
-        text = get_diff_for_mutant(k, path=target)
+        text = get_diff_for_mutant(k, path=_mutant_file(k))
         minus = [ln[1:].strip() for ln in text.splitlines()
                  if ln.startswith("-") and not ln.startswith("---")]
         plus = [ln[1:].strip() for ln in text.splitlines()
@@ -152,16 +172,17 @@ def run_module(name: str) -> dict:
         except subprocess.TimeoutExpired:
             rc = "timeout"
     seconds = time.monotonic() - t0
-    meta = work / "mutants" / (target + ".meta")
-    if not meta.exists():
-        return {"module": name, "file": target, "tests": tests, "error": f"mutmut rc={rc}, no "
+    metas = [work / "mutants" / (f + ".meta") for f in _files(target)]
+    shown = ", ".join(_files(target))
+    if not all(m.exists() for m in metas):
+        return {"module": name, "file": shown, "tests": tests, "error": f"mutmut rc={rc}, no "
                 f"results (see {log.relative_to(ROOT)})", "seconds": seconds}
-    codes = json.loads(meta.read_text())["exit_code_by_key"]
+    codes = {k: v for m in metas for k, v in json.loads(m.read_text())["exit_code_by_key"].items()}
     status = {k: _STATUS.get(v, "suspicious") for k, v in codes.items()}
     count = {s: sum(v == s for v in status.values()) for s in set(status.values())}
     survivors = []
     left = sorted(k for k, s in status.items() if s in ("survived", "not checked", "no tests"))
-    diffs = _diff_lines(work, target, left)
+    diffs = _diff_lines(work, left)
     for k in left:
         old, new = diffs.get(k, ("?", "?"))
         survivors.append({"mutant": k, "status": status[k], "old": old, "new": new,
@@ -170,7 +191,7 @@ def run_module(name: str) -> dict:
     detected = sum(count.get(s, 0) for s in ("killed", "timeout", "segfault"))
     tested = detected + sum(count.get(s, 0) for s in ("survived", "suspicious"))
     strings = sum(s["string_only"] for s in survivors if s["status"] == "survived")
-    return {"module": name, "file": target, "tests": tests, "rc": rc, "seconds": seconds,
+    return {"module": name, "file": shown, "tests": tests, "rc": rc, "seconds": seconds,
             "counts": count, "total": len(status), "killed": detected, "tested": tested,
             "score": detected / tested if tested else float("nan"),
             "score_without_strings": detected / (tested - strings) if tested > strings else
@@ -193,11 +214,11 @@ def _print(r: dict) -> None:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--diffs"]:
-        _print_diffs(argv[1], argv[2:])
+        _print_diffs(argv[1:])
         return 0
     if "--list" in argv:
         for name, (target, tests) in MODULES.items():
-            print(f"{name:22s} {target}  <-  {' '.join(tests)}")
+            print(f"{name:22s} {' '.join(_files(target))}  <-  {' '.join(tests)}")
         return 0
     names = [a for a in argv if not a.startswith("-")] or list(MODULES)
     unknown = [n for n in names if n not in MODULES]

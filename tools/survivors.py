@@ -26,11 +26,42 @@ CLASSES = {
     "dtype": "equivalent on the documented inputs: numeric arrays are float64 either way, or "
              "numpy converts them at the next operation",
     "strict": "equivalent: the zipped sequences have equal lengths by construction",
+    "killed": "killed by a test written after this run (tests/test_survivor_kills_*.py, each "
+              "checked against its mutant with MUTANT_UNDER_TEST in the run's mutants/ copy); "
+              "the next run counts them as detected",
     "reviewed": "argued below, one by one",
     "not triaged": "not reviewed in this round",
 }
 
 _STR = re.compile(r"""(?:[rbuf]*)("([^"\\]|\\.)*"|'([^'\\]|\\.)*')""", re.IGNORECASE)
+
+#: module -> [regex on the short name] of survivors killed by a test written after the last run
+#: (empty it for a module when `make mutate` is re-run on it: they are then detected)
+KILLED: dict[str, list[str]] = {
+    "importance_weights": [
+        r"_bracket_and_bisect__mutmut_(1[6-9]|2[01]|113|141)$",
+        r"solve_privacy_constrained__mutmut_(51|57)$",
+        r"LinearProfileǁ(strong_convexity__mutmut_[367]|derivative__mutmut_[239]|"
+        r"__post_init____mutmut_(6|7|10|13|26|27))$",
+        r"FunctionProfileǁ(derivative__mutmut_2|strong_convexity__mutmut_[12])$",
+        r"laplace_sum_profile__mutmut_(1|11|15|16)$",
+        r"variance_optimal_probabilities__mutmut_(31|38|39|40|41|43|45|55)$",
+    ],
+    "sensitivity_sampler": [
+        r"_gap__mutmut_(9|10|12|15|20|2[6-9]|3[0-8])$",
+        r"_loop_gaps__mutmut_15$",
+        r"_batch_gaps__mutmut_(14|26|35|42)$",
+        r"_record_map_gaps__mutmut_27$",
+        r"_rowwise_gaps__mutmut_(1|[3-9]|10|12|13)$",
+        r"empirical_oracle__mutmut_20$",
+        r"SensitivityResultǁas_dict__mutmut_[1-8]$",
+        r"sample_then_respond__mutmut_(44|64|127|172)$",
+        r"^x___getattr____mutmut_[1-9]$",
+        r"sample_sensitivity__mutmut_(8[5-7]|95|10[678]|121|206|3[56]|4[12]|51|5[34]|60|150|167|"
+        r"21[6-9]|22[0179]|230)$",
+        r"_norm_order__mutmut_3$|_check_count__mutmut_[67]$",
+    ],
+}
 
 #: module -> [(regex on the short name, argument)]
 REVIEWED: dict[str, list[tuple[str, str]]] = {
@@ -111,11 +142,35 @@ REVIEWED: dict[str, list[tuple[str, str]]] = {
         (r"coreset_max_sample_size__mutmut_14$", "equivalent: float('INF') is inf"),
         (r"poisson_sample__mutmut_29$|privacy_constrained_weights__mutmut_23$", "equivalent in "
          "practice: < and <= differ on an event of probability 2^-53 or at exact float equality"),
-        (r"(_bracket_and_bisect|solve_privacy_constrained|variance_optimal_probabilities|"
-         r"laplace_sum_profile|LinearProfileǁ|FunctionProfileǁ)", "not triaged: the "
-         "general-profile bisection solver, the profiles' methods and the variance-optimal "
-         "reference serve the reproduction reports (Fig. 2, the C1–C3 checks), no release path "
-         "calls them (LinearProfile's own validation repeats lloyd_profile's, which is tested)"),
+        (r"_bracket_and_bisect__mutmut_(8|10|12|3[5-9]|40|42|4[4-8]|5[0-2]|54|6[0234]|66|72|"
+         r"8[123]|92)$", "equivalent in result: the upper bracket v of Prop. 12 is used only "
+         "after h(v) > 0 is verified, else doubling finds one; a wrong, missing or different "
+         "bracket changes only the number of bisection steps, and the bisection returns the "
+         "feasible end within rtol of the same root (h has one sign change above a feasible lo "
+         "for a strongly convex e^ε; killing them would pin the step count, not a result)"),
+        (r"_bracket_and_bisect__mutmut_(128|13[1345]|16[0125])$", "equivalent within the "
+         "tolerance: the stopping rule; a mutant that bisects longer (to float resolution, where "
+         "`stuck` stops it), re-enters converged or unbounded points (hi = lo: mid = lo is stuck "
+         "at once, and lo of an unbounded point is set to ∞ after the loop) or tightens rtol to "
+         "rtol/lo (lo ≥ 1) returns the feasible end of a narrower bracket of the same root "
+         "(rtol = 0 itself is tested)"),
+        (r"_bracket_and_bisect__mutmut_(112|153)$|solve_privacy_constrained__mutmut_(25|36|42)$",
+         "equivalent in practice: < and <= differ only at h = 0, ε(1) = ε*(1 ± 1e-12) or "
+         "ε'(1) = 1 − e^{−ε(1)} exactly (float equality)"),
+        (r"solve_privacy_constrained__mutmut_(3[789]|41)$", "equivalent in result: which points "
+         "skip the search; a point with ε(1, x) = ε* searched anyway returns 1 (h(1) = 0 and h "
+         "rises, so every midpoint is infeasible and lo stays 1), a Case-1 point is searched on "
+         "either side, and a point within 1e-12 of ε* moves by less than the tolerance"),
+        (r"solve_privacy_constrained__mutmut_2$|_bracket_and_bisect__mutmut_99$", "equivalent: "
+         "the doubling count is min(max_doublings, 1000), so a default of 1001 or a cap of 1001 "
+         "leaves the default at 1000 doublings"),
+        (r"variance_optimal_probabilities__mutmut_(15|32|4[24]|51)$", "equivalent: upper-case "
+         "einsum subscripts; one more water-filling round than needed (the loop breaks when "
+         "nothing exceeds 1); the branch for no free point is unreachable (a round caps only "
+         "q > 1, and Σq over the free points is the mass left ≤ their count, so some point stays "
+         "free); capping a q of exactly 1 at 1"),
+        (r"LinearProfileǁderivative__mutmut_1[01]$", "equivalent on the documented inputs: w is "
+         "a scalar or has the indexed points' shape, so the broadcast shape is k's either way"),
     ],
     "friendlycore_filters": [
         (r"friendly_core__mutmut_(139)$|BasicFilterǁapply__mutmut_10$|"
@@ -156,19 +211,53 @@ REVIEWED: dict[str, list[tuple[str, str]]] = {
          "refuses alike; the others do not read δ"),
         (r"sample_then_respond__mutmut_(2[2-8])$", "equivalent in outcome: respond refuses the "
          "same δ with the same message, after the sampling"),
-        (r"sample_then_respond__mutmut_10[08]$", "equivalent: n_jobs only parallelises"),
-        (r"sample_then_respond__mutmut_(158|159|160)$", "equivalent in practice: the relative "
+        (r"sample_then_respond__mutmut_1(06|14)$", "equivalent: n_jobs only parallelises"),
+        (r"sample_then_respond__mutmut_16[4-6]$", "equivalent in practice: the relative "
          "tolerance of the 'Δ̂ is numerically 0' warning"),
-        (r"sample_then_respond__mutmut_16[25]$", "equivalent: warnings.warn's default category is "
-         "UserWarning"),
-        (r"sample_then_respond__mutmut_(67|175)$", "not killable under mutmut: its trampoline adds "
-         "a frame, so stacklevel 2 against 3 cannot be told apart by a test that runs both with "
-         "and without it (stacklevel 1, inside sampler.py, is killed)"),
-        (r"(sample_sensitivity|_gap|_rowwise_gaps|_loop_gaps|_batch_gaps|_record_map_gaps|"
-         r"_draw_records|empirical_oracle|_norm_name|_norm_order|SensitivityResultǁ|_check_count|"
-         r"sample_then_respond__mutmut_121$)", "not triaged: the estimation of Δ̂ (sampling the "
-         "pairs, the gap evaluators, the oracle) and the result's bookkeeping; Δ̂'s law is tested "
-         "by test_sensitivity.py, but these survivors were not reviewed one by one"),
+        (r"sample_then_respond__mutmut_1(68|71)$", "equivalent: warnings.warn's default category "
+         "is UserWarning"),
+        (r"sample_then_respond__mutmut_(73|181)$|^x___getattr____mutmut_1[04]$", "not killable "
+         "under mutmut: its trampoline adds a frame, so stacklevel 2 against 3 cannot be told "
+         "apart by a test that runs both with and without it (stacklevel 1, inside the module, "
+         "is killed)"),
+        (r"_loop_gaps__mutmut_(2[4-8]|30|3[46]|42|49|55)$", "equivalent in result: converting "
+         "the loop's outputs in one step is an optimisation; when it is skipped, fails or is "
+         "entered with a callable distance (which _rowwise_gaps evaluates pair by pair), the "
+         "pairwise _gap gives the same gaps (tested against a written-out Algorithm 1); "
+         "reshape(·, −2) acts as −1"),
+        (r"_batch_gaps__mutmut_(15|18|2[123]|36|43)$", "equivalent in outcome: every ValueError "
+         "of _batch_gaps is caught and the estimate falls back to the loop (tested), so its "
+         "message is never shown; the first-axis check on D' and the shape comparison repeat "
+         "each other (a size mismatch also raises in the row-wise difference, caught alike; "
+         "only a batch returning the same number of values per data set in another layout for "
+         "D' than for D would pass, which the one-statistic contract of f.batch excludes); "
+         "reshape(b, −2) acts as −1"),
+        (r"empirical_oracle__mutmut_([2489])$", "equivalent: np.asarray of a DataFrame is its "
+         "to_numpy()"),
+        (r"_norm_name__mutmut_(2|4|6|7|10)$", "equivalent: every order reaching it comes from "
+         "_norm_order, so it is a key of _NORM_NAMES or a callable (whose .get default is the "
+         "same 'custom')"),
+        (r"_record_map_gaps__mutmut_23$", "equivalent: reshape(·, −2) acts as −1"),
+        (r"_draw_records__mutmut_(7|9|13|14)$", "equivalent: np.asarray of a DataFrame or Series "
+         "is its to_numpy()"),
+        (r"_draw_records__mutmut_2[1-7]$|sample_sensitivity__mutmut_(21|2[45]|207)$",
+         "accepted, a message's wording: what the oracle returned ('a scalar' or the count) in "
+         "the wrong-size error, the name passed to _check_count for k, the non-finite detail"),
+        (r"_rowwise_gaps__mutmut_(20|31)$", "equivalent: the norm of an empty row is 0 either "
+         "way; assigning None into a float array stores nan"),
+        (r"_rowwise_gaps__mutmut_(29|30)$", "not triaged: the branch for a statistic whose "
+         "output is empty on every data set, which the vectorised paths reach only on the "
+         "batch or record-map path; not constructed"),
+        (r"sample_sensitivity__mutmut_(161|162|17[2-9]|18[0-9]|19[0-3])$", "not killed under "
+         "mutmut: the joblib path (n_jobs > 1) is covered by test_parallel_evaluation_is_"
+         "reproducible, marked slow (joblib start-up), which the mutation run leaves out; the "
+         "two n_jobs tests only choose that path (same gaps)"),
+        (r"sample_sensitivity__mutmut_(34|70|92|101|142)$", "equivalent in result: errors and "
+         "gaps_list are assigned on every path that reads them; a path named 'batch' without a "
+         "batch fails inside the same try and falls back to the loop; the chunk floor of 2 "
+         "pairs, or max(2, d) per record, only regroups the draws of 1-D records (the stream "
+         "and so the pairs are unchanged for the usual oracles)"),
+        (r"sample_sensitivity__mutmut_(13[8])$", "equivalent: reshape(−2, ...) acts as −1"),
     ],
     "lloyd_calibration": [
         (r"_privacy_noise_for_size__mutmut_(18|21|25)$", "equivalent: f_lo only caches f at the "
@@ -199,6 +288,8 @@ def _only_strings(old: str, new: str) -> bool:
 def classify(module: str, s: dict) -> tuple[str, str]:
     short = s["mutant"].split(".")[-1]
     old, new = s["old"], s["new"]
+    if any(re.search(p, short) for p in KILLED.get(module, [])):
+        return "killed", ""
     for pattern, why in REVIEWED.get(module, []):
         if re.search(pattern, short):
             return ("not triaged" if why.startswith("not triaged") else "reviewed"), why
@@ -231,11 +322,19 @@ def report(modules: list[str] | None = None) -> str:
         groups: dict[str, list[tuple[str, str]]] = defaultdict(list)
         for s in r["survivors"]:
             cls, why = classify(module, s)
-            groups[cls].append((s["mutant"].split(".")[-1].replace("__mutmut_", ":"), why))
+            # a module of several files names the file too (two files may share a name)
+            parts = s["mutant"].split(".")[-2 if "," in r["file"] else -1:]
+            groups[cls].append((".".join(parts).replace("__mutmut_", ":"), why))
         c = r["counts"]
+        killed = len(groups.get("killed", []))
+        # a killed "no tests" mutant joins the tested ones
+        reached = sum(s.get("status") == "no tests" and classify(module, s)[0] == "killed"
+                      for s in r["survivors"])
+        after = (f" With the {killed} killed since: "
+                 f"{(r['killed'] + killed) / (r['tested'] + reached):.1%}." if killed else "")
         out.append(f"### {module} (`{r['file']}`)\n\n{r['total']} mutants, {r['killed']} "
                    f"detected, {c.get('survived', 0)} survived, {c.get('no tests', 0)} no tests;"
-                   f" score {r['score']:.1%}; {r['seconds']:.0f} s.\n")
+                   f" score {r['score']:.1%}; {r['seconds']:.0f} s.{after}\n")
         for cls in CLASSES:
             items = groups.get(cls)
             if not items:

@@ -243,9 +243,8 @@ def _centred(part: Any, index: int, center: np.ndarray | None) -> tuple[np.ndarr
         col = f"column {names[j]!r}" if names else f"column {j + 1}"
         bad = int((~ok[:, j]).sum())
         nan = np.isnan(M[:, j])
-        if nan.any():  # the in-memory loader's refusal (no rule for this column)
-            raise PartitionError(refused_missing(names[j] if names else str(j + 1),
-                                                 int(nan.sum()),
+        if nan.any() and names:  # a table: the in-memory loader's refusal (no rule here)
+            raise PartitionError(refused_missing(names[j], int(nan.sum()),
                                                  f"row {int(np.flatnonzero(nan)[0]) + 1} of "
                                                  "this partition"), index)
         raise PartitionError(f"{col} has {bad} missing, NaN, infinite or out-of-range "

@@ -54,9 +54,9 @@ def _dask(path, columns, missing, n_rows):
     nothing. ``n_rows``: the in-memory loader's count (declared, so a differing count fails)."""
     try:
         with dask.config.set(scheduler="synchronous"):
+            rule = {"missing": missing} if missing else {}  # main had no such argument
             S = scale.importance_sample(str(path), n_rows or 1, radius=1e40, sampler="uniform",
-                                        columns=columns, missing=missing, rng=0,
-                                        n=n_rows or None)
+                                        columns=columns, rng=0, n=n_rows or None, **rule)
         return S.X, None
     except (DataError, ValueError) as exc:
         return None, str(exc)

@@ -145,3 +145,31 @@ def _partitions_only(path, columns, missing):
     from dpcore.scale.partitions import _partitions
 
     return _partitions(str(path), columns, missing)
+
+
+def test_run_configuration_missing_rule_reaches_the_dask_run(tmp_path, capsys):
+    """Bug caught: ``dpcore run --dask`` dropping the configuration's ``data.missing`` (the
+    rule validated, then ignored: the run refused the missing cell the rule handles)."""
+    import json
+
+    from dpcore import cli
+
+    path = tmp_path / "na.csv"
+    rng = np.random.default_rng(0)
+    rows = [f"{x:.3f},{y:.3f}" for x, y in rng.normal(size=(60, 2))]
+    rows[5] = "NA,1.0"
+    path.write_text("a,b\n" + "\n".join(rows) + "\n")
+    cfg, out = tmp_path / "cfg.json", tmp_path / "r.json"
+    argv = ["-q", "run", "dplloyd", str(path), "--columns", "a", "b", "--radius", "4",
+            "--epsilon", "2", "-k", "2", "--dask", "--seed", "1", "--out", str(out)]
+    with dask.config.set(scheduler="synchronous"):
+        assert cli.main(argv) != 0  # no rule: refused
+        assert "choose what to do" in capsys.readouterr().err
+        assert cli.main([*argv, "--save-config", str(cfg)]) != 0
+        capsys.readouterr()
+        doc = json.loads(cfg.read_text())
+        doc["data"]["missing"] = {"a": "drop"}
+        cfg.write_text(json.dumps(doc))
+        code = cli.main(["-q", "run", "--config", str(cfg), "--dask", "--out", str(out)])
+        assert code == 0, capsys.readouterr().err
+    assert np.shape(json.loads(out.read_text())["released"]["centers"]) == (2, 2)

@@ -173,3 +173,19 @@ def test_run_configuration_missing_rule_reaches_the_dask_run(tmp_path, capsys):
         code = cli.main(["-q", "run", "--config", str(cfg), "--dask", "--out", str(out)])
         assert code == 0, capsys.readouterr().err
     assert np.shape(json.loads(out.read_text())["released"]["centers"]) == (2, 2)
+
+
+@pytest.mark.parametrize("second", ["5,NA\n7,8\n", f"5,{BIG}\n7,8\n"], ids=["na", "30_digits"])
+def test_a_later_file_with_na_or_huge_integers_is_read_like_the_whole_table(tmp_path, second):
+    """Bug caught: Dask fixing a column's type from the first file (int64) and failing with a
+    raw "Mismatched dtypes" error on the file that holds ``NA`` or a 30-digit integer, where
+    the in-memory loader reads the same rows as one table."""
+    (tmp_path / "p1.csv").write_text("a,b\n1,2\n3,4\n")
+    (tmp_path / "p2.csv").write_text("a,b\n" + second)
+    (tmp_path / "all.csv").write_text("a,b\n1,2\n3,4\n" + second)
+    rule = {"b": "drop"}
+    ref, ref_err = _in_memory(tmp_path / "all.csv", ["a", "b"], rule)
+    assert ref_err is None, ref_err
+    got, err = _dask(tmp_path / "p*.csv", ["a", "b"], rule, len(ref))
+    assert err is None, err
+    np.testing.assert_array_equal(got, ref)

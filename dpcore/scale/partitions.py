@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from dpcore.core.errors import DataError
 from dpcore.core.rng import RNGLike
@@ -109,12 +110,32 @@ def _check_gzip_size(files: list[str]) -> None:
                              f"damaged ({type(exc).__name__}: {str(exc)[:200]})") from None
 
 
+def _typed(part: Any) -> Any:
+    """A partition read as text (``dtype=object``: a column's type is decided per partition,
+    not from a sample of the first file, so ``NA`` in the fifth file is no dtype clash) with the
+    reader's types: numbers as int64/float64, true/false as booleans (refused by
+    :func:`column_problem`); other text is left to :func:`parse_numbers`."""
+    part = part.copy()
+    for c in part.columns:
+        col = part[c]
+        try:
+            values = pd.to_numeric(col)
+        except (ValueError, TypeError):
+            low = col.dropna().astype(str).str.strip().str.lower()
+            if len(low) and low.isin(["true", "false"]).all():
+                part[c] = col.astype(str).str.strip().str.lower() == "true"
+            continue
+        if values.dtype != object:  # 30-digit integers stay text for parse_numbers
+            part[c] = values
+    return part
+
+
 def _prepared(part: Any, names: list[str], rule: dict[str, Any], csv: bool) -> Any:
     """One partition as the in-memory loader reads it: a CSV's text columns parsed by the shared
     :func:`parse_numbers`, then the missing-cells rule applied to its rows (drop / fill act on
     each row alone, so applying them per partition is applying them to the table)."""
     if csv:
-        part = parse_numbers(part.copy())
+        part = parse_numbers(_typed(part))
     if rule:
         part = apply_missing(part, names, rule)[0]
     return part
@@ -152,7 +173,7 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None,
                 # the in-memory reader's missing cells ("NA" stays text until parse_numbers
                 # sees numbers around it: Namibia's code is not a missing cell)
                 data = dd.read_csv(source, blocksize=None if first.endswith(".gz") else "64MB",
-                                   keep_default_na=False, na_values=_NA_TOKENS)
+                                   keep_default_na=False, na_values=_NA_TOKENS, dtype=object)
             else:
                 data = dd.read_parquet(source)
         except Exception as exc:  # pyarrow / fsspec raise many types; all mean "not readable"
@@ -181,7 +202,8 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None,
             data = data[list(columns)]
             _refuse_columns(data.dtypes, text_ok=csv)
         else:
-            head = parse_numbers(data.head(1000, npartitions=1)) if csv else data._meta
+            head = (parse_numbers(_typed(data.head(1000, npartitions=1))) if csv
+                    else data._meta)
             names = [c for c, t in head.dtypes.items() if _numeric(t)]
             if not names:
                 raise ValueError("the data has no numeric column")

@@ -21,13 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from dpcore.core.errors import DataError
 from dpcore.core.rng import RNGLike
 from dpcore.data.geometry import clip_to_ball, row_norms
 from dpcore.data.limits import MAX_ABS_VALUE, check_decoded_size, session_memory_bytes
-from dpcore.data.missing import apply_missing, check_missing_rule, refused_missing
+from dpcore.data.missing import MISSING_MARKERS, apply_missing, check_missing_rule, refused_missing
 from dpcore.data.readers import _NA_TOKENS, _too_big, parse_numbers
 from dpcore.data.tables import column_problem
 from dpcore.privacy.guarantees import PrivacyLeakWarning
@@ -110,24 +109,24 @@ def _check_gzip_size(files: list[str]) -> None:
                              f"damaged ({type(exc).__name__}: {str(exc)[:200]})") from None
 
 
-def _typed(part: Any) -> Any:
-    """A partition read as text (``dtype=object``: a column's type is decided per partition,
-    not from a sample of the first file, so ``NA`` in the fifth file is no dtype clash) with the
-    reader's types: numbers as int64/float64, true/false as booleans (refused by
-    :func:`column_problem`); other text is left to :func:`parse_numbers`."""
-    part = part.copy()
-    for c in part.columns:
-        col = part[c]
-        try:
-            values = pd.to_numeric(col)
-        except (ValueError, TypeError):
-            low = col.dropna().astype(str).str.strip().str.lower()
-            if len(low) and low.isin(["true", "false"]).all():
-                part[c] = col.astype(str).str.strip().str.lower() == "true"
-            continue
-        if values.dtype != object:  # 30-digit integers stay text for parse_numbers
-            part[c] = values
-    return part
+def _read_csv(source: Any, blocksize: str | None) -> Any:
+    """CSV partitions with the in-memory reader's missing cells.
+
+    Dask fixes each column's type from a sample of the first file. A column that is numeric
+    there is read as float64 in every partition with the missing-value markers (``NA``, ``-``,
+    …) as missing cells — what :func:`parse_numbers` makes of a number column with markers —
+    so a marker or a 30-digit integer in a later file is no "Mismatched dtypes" error; a text
+    column stays text, for :func:`parse_numbers` per partition (Namibia's "NA" stays text).
+    """
+    import dask.dataframe as dd
+
+    sample = dd.read_csv(source, blocksize=blocksize, keep_default_na=False,
+                         na_values=_NA_TOKENS)
+    numbers = [c for c, t in sample.dtypes.items() if _numeric(t)]
+    na = {c: [*_NA_TOKENS, *MISSING_MARKERS] if c in numbers else _NA_TOKENS
+          for c in sample.columns}
+    return dd.read_csv(source, blocksize=blocksize, keep_default_na=False, na_values=na,
+                       dtype=dict.fromkeys(numbers, "float64"))
 
 
 def _prepared(part: Any, names: list[str], rule: dict[str, Any], csv: bool) -> Any:
@@ -135,7 +134,7 @@ def _prepared(part: Any, names: list[str], rule: dict[str, Any], csv: bool) -> A
     :func:`parse_numbers`, then the missing-cells rule applied to its rows (drop / fill act on
     each row alone, so applying them per partition is applying them to the table)."""
     if csv:
-        part = parse_numbers(_typed(part))
+        part = parse_numbers(part.copy())
     if rule:
         part = apply_missing(part, names, rule)[0]
     return part
@@ -172,8 +171,7 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None,
                 _check_gzip_size(_files_of(source))
                 # the in-memory reader's missing cells ("NA" stays text until parse_numbers
                 # sees numbers around it: Namibia's code is not a missing cell)
-                data = dd.read_csv(source, blocksize=None if first.endswith(".gz") else "64MB",
-                                   keep_default_na=False, na_values=_NA_TOKENS, dtype=object)
+                data = _read_csv(source, "64MB" if not first.endswith(".gz") else None)
             else:
                 data = dd.read_parquet(source)
         except Exception as exc:  # pyarrow / fsspec raise many types; all mean "not readable"
@@ -202,8 +200,7 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None,
             data = data[list(columns)]
             _refuse_columns(data.dtypes, text_ok=csv)
         else:
-            head = (parse_numbers(_typed(data.head(1000, npartitions=1))) if csv
-                    else data._meta)
+            head = parse_numbers(data.head(1000, npartitions=1)) if csv else data._meta
             names = [c for c, t in head.dtypes.items() if _numeric(t)]
             if not names:
                 raise ValueError("the data has no numeric column")

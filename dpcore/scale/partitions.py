@@ -133,7 +133,7 @@ def _prepared(part: Any, names: list[str], rule: dict[str, Any], csv: bool) -> A
     """One partition as the in-memory loader reads it: a CSV's text columns parsed by the shared
     :func:`parse_numbers`, then the missing-cells rule applied to its rows (drop / fill act on
     each row alone, so applying them per partition is applying them to the table)."""
-    if csv:
+    if csv and not all(map(_numeric, part.dtypes)):  # only text needs parsing (no copy)
         part = parse_numbers(part.copy())
     if rule:
         part = apply_missing(part, names, rule)[0]
@@ -200,7 +200,12 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None,
             data = data[list(columns)]
             _refuse_columns(data.dtypes, text_ok=csv)
         else:
-            head = parse_numbers(data.head(1000, npartitions=1)) if csv else data._meta
+            head = data._meta
+            if csv:  # the first 1000 rows, not the whole first partition (dask's head)
+                import pandas as pd
+
+                head = parse_numbers(pd.read_csv(files[0], nrows=1000, keep_default_na=False,
+                                                 na_values=_NA_TOKENS))
             names = [c for c, t in head.dtypes.items() if _numeric(t)]
             if not names:
                 raise ValueError("the data has no numeric column")

@@ -125,8 +125,26 @@ def _read_csv(source: Any, blocksize: str | None) -> Any:
     numbers = [c for c, t in sample.dtypes.items() if _numeric(t)]
     na = {c: [*_NA_TOKENS, *MISSING_MARKERS] if c in numbers else _NA_TOKENS
           for c in sample.columns}
-    return dd.read_csv(source, blocksize=blocksize, keep_default_na=False, na_values=na,
-                       dtype=dict.fromkeys(numbers, "float64"))
+    dtype = dict.fromkeys(numbers, "float64")
+    if blocksize is not None:
+        return dd.read_csv(source, blocksize=blocksize, keep_default_na=False, na_values=na,
+                           dtype=dtype)
+    # gzip: one partition per file, each bounded on its worker before pandas inflates it (no
+    # extra pass over every file on the driver)
+    from dask import delayed
+
+    meta = sample._meta.astype(dtype)
+    return dd.from_delayed([delayed(_read_gz_part)(f, na, dtype) for f in _files_of(source)],
+                           meta=meta, verify_meta=False)
+
+
+def _read_gz_part(path: str, na: dict, dtype: dict) -> Any:
+    """One ``.csv.gz`` partition: its decompressed size bounded in a stream, then parsed."""
+    import pandas as pd
+
+    _check_gzip_size([path])
+    return pd.read_csv(path, compression="gzip", keep_default_na=False, na_values=na,
+                       dtype=dtype)
 
 
 def _prepared(part: Any, names: list[str], rule: dict[str, Any], csv: bool) -> Any:
@@ -168,7 +186,6 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None,
             # named with the ones the files have, not reported as an unreadable file
             if first.endswith((".csv", ".csv.gz")):  # gzip cannot be split: one partition/file
                 csv = True
-                _check_gzip_size(_files_of(source))
                 # the in-memory reader's missing cells ("NA" stays text until parse_numbers
                 # sees numbers around it: Namibia's code is not a missing cell)
                 data = _read_csv(source, "64MB" if not first.endswith(".gz") else None)

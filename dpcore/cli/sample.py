@@ -28,6 +28,7 @@ def _run_dask(args: argparse.Namespace, cfg: dict):
         raise CLIError("--dask supports the default init and min_count only")
     sampler = params.pop("sampler", None)
     common = {"radius": radius, "columns": data["columns"], "center": data["center"],
+              "missing": data.get("missing"),  # the run configuration's data.missing
               "rng": cfg["seed"], "progress": lambda msg: _progress(args, msg)}
     t0 = time.perf_counter()
     with _dask_client(args.dask) as client:

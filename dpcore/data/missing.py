@@ -31,7 +31,7 @@ from dpcore.core.errors import ParameterError
 from dpcore.data.limits import MAX_ABS_VALUE
 
 __all__ = ["MISSING_MARKERS", "MissingRule", "apply_missing", "check_missing_rule",
-           "describe_rule", "marker_columns", "missing_mask"]
+           "describe_rule", "marker_columns", "missing_mask", "refused_missing"]
 
 #: Text that marks a missing cell in an otherwise numeric column (issue 26: a column holding
 #: ``NA``/``N/A``/``-`` was left out without a word).
@@ -143,6 +143,14 @@ def apply_missing(df: pd.DataFrame, columns: Sequence[str], rule: MissingRule | 
     if drop.any():
         out = out.loc[~drop].reset_index(drop=True)
     return out, int(affected.sum())
+
+
+def refused_missing(column: str, count: int, where: str) -> str:
+    """The refusal of missing cells in a column without a rule, the same text on every path
+    (in memory: ``where`` names the data row; on Dask: the partition's first row)."""
+    return (f"column {column!r} has {count} missing, NaN or infinite value(s) (first in {where}: "
+            "a missing cell); choose what to do with its missing cells: drop those rows or fill "
+            "them with a public constant (Data page, or data.missing in a configuration)")
 
 
 def describe_rule(rule: MissingRule | None, columns: Sequence[str] | None = None, *,

@@ -288,7 +288,7 @@ def _parse_text(text: str, name: str, raw_utf8: bytes | None = None) -> pd.DataF
     df = _parse_with_arrow(data, delim) if "\ufeff" not in text[:1] else None
     if df is None or any(n == "" or n is None for n in df.columns):
         df = _parse_with_pandas(text, delim, header)
-    df = _markers_as_missing(_numbers_beyond_int64(df))
+    df = parse_numbers(df)
     if df.shape[1] == 1:
         # Only a character that splits the header *and* the first data line into the same
         # number of fields is a missed delimiter ("Sepal Length" over "5.1" is one column).
@@ -303,6 +303,14 @@ def _parse_text(text: str, name: str, raw_utf8: bytes | None = None) -> pd.DataF
                 "was probably not recognised; use comma, tab, semicolon or | consistently"
             )
     return df
+
+
+def parse_numbers(df: pd.DataFrame) -> pd.DataFrame:
+    """The text columns that are numbers read as float64: 30-digit integers, and numbers with
+    missing-value markers (``NA``, ``N/A``, ``-``) as missing cells. The one numeric parsing of
+    every CSV loader (issue 26): the in-memory reader and each Dask partition
+    (:mod:`dpcore.scale.partitions`) call it. Edits ``df`` in place and returns it."""
+    return _markers_as_missing(_numbers_beyond_int64(df))
 
 
 def _numbers_beyond_int64(df: pd.DataFrame) -> pd.DataFrame:

@@ -29,7 +29,7 @@ import pandas as pd
 from dpcore.core.errors import DataError, PrivacyLeakWarning
 from dpcore.data.geometry import clip_to_ball, row_norms
 from dpcore.data.limits import ParameterError, check_center, check_data_range, check_radius
-from dpcore.data.missing import apply_missing
+from dpcore.data.missing import apply_missing, refused_missing
 from dpcore.data.readers import (
     _GZIP_MAGIC,
     _decode,
@@ -241,12 +241,7 @@ def to_matrix(df: pd.DataFrame, columns: Sequence[str] | None = None, *,
         n_bad = int((~np.isfinite(arr)).sum())
         i = int(np.flatnonzero(~np.isfinite(arr))[0])
         if np.isnan(arr[i]):
-            raise DataError(
-                f"column {c!r} has {n_bad} missing, NaN or infinite value(s) (first in data row "
-                f"{i + 1}: a missing cell); choose what to do with its missing cells: drop "
-                "those rows or fill them with a public constant (Data page, or data.missing in "
-                "a configuration)"
-            )
+            raise DataError(refused_missing(c, n_bad, f"data row {i + 1}"))
         shown = str(df[c].iloc[i])
         shown = shown if len(shown) <= 24 else f"a number of {len(shown)} characters"
         raise DataError(

@@ -126,6 +126,7 @@ def dp_lloyd_on_partitions(
     radius: float,
     n_iter: int = 10,
     init: Any = None,
+    missing: Any = None,
     columns: Sequence[str] | Sequence[int] | None = None,
     center: Sequence[float] | np.ndarray | None = None,
     persist: bool = False,
@@ -146,7 +147,7 @@ def dp_lloyd_on_partitions(
 
     r = float(radius)
     c = None if center is None else np.asarray(center, dtype=np.float64)
-    parts, _ = _partitions(data, columns)
+    parts, _ = _partitions(data, columns, missing)
     origins = parts.origins
     if persist:
         parts = list(client.persist(parts) if client is not None else dask.persist(*parts))
@@ -187,6 +188,7 @@ def kmeans(
     lam: float = 0.5,
     n_iter: int = 10,
     init: Any = None,
+    missing: Any = None,
     columns: Sequence[str] | Sequence[int] | None = None,
     center: Sequence[float] | np.ndarray | None = None,
     n: int | None = None,
@@ -224,7 +226,8 @@ def kmeans(
                          "for DP-Lloyd; use a smaller stat_epsilon")
     _, (sample_seed, lloyd_seed) = partition_seeds(rng, 2)
     S = importance_sample(data, sample_size, radius=radius, sampler=sampler, lam=lam,
-                          columns=columns, center=center, n=n, mean_sq_norm=mean_sq_norm,
+                          columns=columns, missing=missing, center=center, n=n,
+                          mean_sq_norm=mean_sq_norm,
                           stat_epsilon=stat_epsilon, rng=sample_seed, client=client,
                           progress=progress, gather=gather, q_grid=q_grid,
                           epsilon=eps_lloyd if sampler == "privacy" else None, n_iter=n_iter)

@@ -12,8 +12,11 @@ Dask delayed object per row partition (with the file each came from, for error m
 from __future__ import annotations
 
 import glob
+import gzip
 import warnings
+import zlib
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +25,9 @@ import numpy as np
 from dpcore.core.errors import DataError
 from dpcore.core.rng import RNGLike
 from dpcore.data.geometry import clip_to_ball, row_norms
-from dpcore.data.limits import MAX_ABS_VALUE, check_decoded_size
+from dpcore.data.limits import MAX_ABS_VALUE, check_decoded_size, session_memory_bytes
+from dpcore.data.missing import MISSING_MARKERS, apply_missing, check_missing_rule, refused_missing
+from dpcore.data.readers import _NA_TOKENS, _too_big, parse_numbers
 from dpcore.data.tables import column_problem
 from dpcore.privacy.guarantees import PrivacyLeakWarning
 from dpcore.scale.errors import PartitionError
@@ -44,11 +49,14 @@ def _numeric(dtype: Any) -> bool:
     return column_problem(dtype) is None
 
 
-def _refuse_columns(dtypes: Any, where: str = "") -> None:
-    """A chosen column the in-memory loader refuses (a boolean, text) is refused here too."""
+def _refuse_columns(dtypes: Any, where: str = "", *, text_ok: bool = False) -> None:
+    """A chosen column the in-memory loader refuses (a boolean, text) is refused here too.
+
+    ``text_ok``: a CSV's text column is judged per partition, after :func:`parse_numbers`
+    (30-digit integers, numbers with ``NA`` markers), as the in-memory reader does."""
     for name, dtype in dtypes.items():
         why = column_problem(dtype)
-        if why is not None:
+        if why is not None and not (text_ok and why.startswith("text")):
             raise ValueError(f"{where}column {str(name)!r} is {why}")
 
 
@@ -74,7 +82,84 @@ def _check_parquet_size(files: list[str], npartitions: int, d: int) -> None:
             raise ValueError(str(exc)) from None
 
 
-def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> tuple[list, int]:
+def _check_gzip_size(files: list[str]) -> None:
+    """Each ``.csv.gz`` file (one partition: gzip cannot be split) decompressed in a stream, and
+    refused as soon as its text exceeds the session memory budget, or its lines × columns × 8
+    bytes do (the in-memory reader's bound, :func:`check_decoded_size`): a 1 MB gzip bomb that
+    inflates to gigabytes is stopped after budget + 1 MiB of output, never materialised."""
+    budget = session_memory_bytes()
+    for f in files:
+        if not f.endswith(".gz"):
+            continue
+        size, lines, width = 0, 0, 0
+        try:
+            with gzip.open(f, "rb") as fh:
+                while chunk := fh.read(1 << 20):  # bounded output per call (max_length)
+                    if not width:
+                        width = chunk.split(b"\n", 1)[0].count(b",") + 1
+                    size, lines = size + len(chunk), lines + chunk.count(b"\n")
+                    if size > budget:
+                        raise ValueError(f"file {f!r}: " + _too_big(size, budget, " after "
+                                         "decompression").replace("the file is ", "it is "))
+                    check_decoded_size(lines, width, f"a partition of file {f!r}")
+        except DataError as exc:
+            raise ValueError(str(exc)) from None
+        except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
+            raise ValueError(f"file {f!r} cannot be decompressed as gzip: it is truncated or "
+                             f"damaged ({type(exc).__name__}: {str(exc)[:200]})") from None
+
+
+def _read_csv(source: Any, blocksize: str | None) -> Any:
+    """CSV partitions with the in-memory reader's missing cells.
+
+    Dask fixes each column's type from a sample of the first file. A column that is numeric
+    there is read as float64 in every partition with the missing-value markers (``NA``, ``-``,
+    …) as missing cells — what :func:`parse_numbers` makes of a number column with markers —
+    so a marker or a 30-digit integer in a later file is no "Mismatched dtypes" error; a text
+    column stays text, for :func:`parse_numbers` per partition (Namibia's "NA" stays text).
+    """
+    import dask.dataframe as dd
+
+    sample = dd.read_csv(source, blocksize=blocksize, keep_default_na=False,
+                         na_values=_NA_TOKENS)
+    numbers = [c for c, t in sample.dtypes.items() if _numeric(t)]
+    na = {c: [*_NA_TOKENS, *MISSING_MARKERS] if c in numbers else _NA_TOKENS
+          for c in sample.columns}
+    dtype = dict.fromkeys(numbers, "float64")
+    if blocksize is not None:
+        return dd.read_csv(source, blocksize=blocksize, keep_default_na=False, na_values=na,
+                           dtype=dtype)
+    # gzip: one partition per file, each bounded on its worker before pandas inflates it (no
+    # extra pass over every file on the driver)
+    from dask import delayed
+
+    meta = sample._meta.astype(dtype)
+    return dd.from_delayed([delayed(_read_gz_part)(f, na, dtype) for f in _files_of(source)],
+                           meta=meta, verify_meta=False)
+
+
+def _read_gz_part(path: str, na: dict, dtype: dict) -> Any:
+    """One ``.csv.gz`` partition: its decompressed size bounded in a stream, then parsed."""
+    import pandas as pd
+
+    _check_gzip_size([path])
+    return pd.read_csv(path, compression="gzip", keep_default_na=False, na_values=na,
+                       dtype=dtype)
+
+
+def _prepared(part: Any, names: list[str], rule: dict[str, Any], csv: bool) -> Any:
+    """One partition as the in-memory loader reads it: a CSV's text columns parsed by the shared
+    :func:`parse_numbers`, then the missing-cells rule applied to its rows (drop / fill act on
+    each row alone, so applying them per partition is applying them to the table)."""
+    if csv and not all(map(_numeric, part.dtypes)):  # only text needs parsing (no copy)
+        part = parse_numbers(part.copy())
+    if rule:
+        part = apply_missing(part, names, rule)[0]
+    return part
+
+
+def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None,
+                missing: Any = None) -> tuple[list, int]:
     """The data as a list of Dask delayed objects, one per row partition, and its width d.
 
     ``data`` is a Parquet file / directory / glob or a CSV file / glob (str or Path, or a list
@@ -83,9 +168,11 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> tup
     """
     import dask.array as da
     import dask.dataframe as dd
+    from dask import delayed
 
+    wanted = missing  # the rule (``missing`` below names absent columns)
     paths = [data] if isinstance(data, str | Path) else data
-    origins = None
+    origins, csv = None, False
     if isinstance(paths, list | tuple) and paths and all(isinstance(p, str | Path) for p in paths):
         source = [str(p) for p in paths]
         for path in source:
@@ -98,7 +185,10 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> tup
             # all columns first (lazy: only the schema is read), so that a missing column is
             # named with the ones the files have, not reported as an unreadable file
             if first.endswith((".csv", ".csv.gz")):  # gzip cannot be split: one partition/file
-                data = dd.read_csv(source, blocksize=None if first.endswith(".gz") else "64MB")
+                csv = True
+                # the in-memory reader's missing cells ("NA" stays text until parse_numbers
+                # sees numbers around it: Namibia's code is not a missing cell)
+                data = _read_csv(source, "64MB" if not first.endswith(".gz") else None)
             else:
                 data = dd.read_parquet(source)
         except Exception as exc:  # pyarrow / fsspec raise many types; all mean "not readable"
@@ -125,15 +215,31 @@ def _partitions(data: Any, columns: Sequence[str] | Sequence[int] | None) -> tup
             if missing:
                 raise ValueError(f"unknown column(s) {missing}; the data has {list(data.columns)}")
             data = data[list(columns)]
-            _refuse_columns(data.dtypes)
+            _refuse_columns(data.dtypes, text_ok=csv)
         else:
-            names = [c for c, t in data.dtypes.items() if _numeric(t)]
+            head = data._meta
+            if csv:  # the first 1000 rows, not the whole first partition (dask's head)
+                import pandas as pd
+
+                head = parse_numbers(pd.read_csv(files[0], nrows=1000, keep_default_na=False,
+                                                 na_values=_NA_TOKENS))
+            names = [c for c, t in head.dtypes.items() if _numeric(t)]
             if not names:
                 raise ValueError("the data has no numeric column")
             data = data[names]
-        parts = _Parts(data.to_delayed())
+        rule = check_missing_rule(wanted, [str(c) for c in data.columns])  # a ValueError
+        parts = data.to_delayed()
+        if csv or rule:
+            names = [str(c) for c in data.columns]
+            # a partial: Dask would traverse (and rebuild) a dict argument as a task
+            prepare = delayed(partial(_prepared, names=names, rule=rule, csv=csv), pure=True)
+            parts = [prepare(p) for p in parts]
+        parts = _Parts(parts)
         parts.origins = origins
         return parts, len(data.columns)
+    if wanted:
+        raise ValueError("a missing-cells rule names columns: give a table (CSV, Parquet, a "
+                         "DataFrame), not an array")
     if isinstance(data, da.Array):
         if data.ndim != 2:
             raise ValueError(f"a Dask array must be 2-D (rows, features), got shape {data.shape}")
@@ -177,6 +283,11 @@ def _centred(part: Any, index: int, center: np.ndarray | None) -> tuple[np.ndarr
         j = int(np.flatnonzero(~ok.all(axis=0))[0])
         col = f"column {names[j]!r}" if names else f"column {j + 1}"
         bad = int((~ok[:, j]).sum())
+        nan = np.isnan(M[:, j])
+        if nan.any() and names:  # a table: the in-memory loader's refusal (no rule here)
+            raise PartitionError(refused_missing(names[j], int(nan.sum()),
+                                                 f"row {int(np.flatnonzero(nan)[0]) + 1} of "
+                                                 "this partition"), index)
         raise PartitionError(f"{col} has {bad} missing, NaN, infinite or out-of-range "
                              "(|value| > 1e100 after centring) value(s); drop, fill or rescale "
                              "them first", index)

@@ -197,6 +197,7 @@ def importance_sample(
     radius: float,
     sampler: str = "coreset",
     lam: float = 0.5,
+    missing: Any = None,
     columns: Sequence[str] | Sequence[int] | None = None,
     center: Sequence[float] | np.ndarray | None = None,
     n: int | None = None,
@@ -230,6 +231,10 @@ def importance_sample(
         λ of the coreset mixture.
     columns : list, optional
         Columns to use (default: all numeric).
+    missing : mapping, optional
+        The missing-cells rule per column, as in memory (:mod:`dpcore.data.missing`: ``"drop"``
+        the rows or ``{"fill": c}`` with a public constant), applied per partition; a missing
+        cell in a column without a rule is refused.
     center : array, optional
         Declared public centre, subtracted before clipping (the coreset sampler assumes centred
         data).
@@ -291,7 +296,7 @@ def importance_sample(
 
     from dask import delayed
 
-    parts, dim = _partitions(data, columns)
+    parts, dim = _partitions(data, columns, missing)
     root, seeds = partition_seeds(rng, len(parts))
     driver_rng = np.random.default_rng(root)  # spawn key () is distinct from the children's
     coreset = sampler == "coreset" and lam < 1

@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.app.export import csv_text
+from dpcore.app.plots import clip_to_box
 from dpcore.app.summaries import centres_summary, points_summary
 from dpcore.core.text import md_text
 from dpcore.data.limits import check_number, check_radius
@@ -171,7 +172,12 @@ def show_releases(page: str, door: ReleaseDoor, *, plane: Sequence[str] | None =
                 st.warning(f"{r.label}: {r.message}")  # the door's fixed public text
             else:
                 st.success(f"{r.label}: released under {r.guarantee}.")
-        centres = {r.label: door.to_table_units(v) for r in rels if not r.failed
+        # one rule for the figure and the CSV, the explore pages' (issue 27.8): table units,
+        # clamped into the declared box (post-processing of a DP output with public bounds)
+        def shown(v) -> np.ndarray:
+            return clip_to_box(door.to_table_units(v), table_box(door))
+
+        centres = {r.label: shown(v) for r in rels if not r.failed
                    for name, v in r.output.items() if v is not None and name in ("centers",
                                                                                     "mean")}
         values = {f"{r.label}: {name}": np.atleast_1d(np.asarray(v, float)).ravel().tolist()
@@ -192,12 +198,12 @@ def show_releases(page: str, door: ReleaseDoor, *, plane: Sequence[str] | None =
                 if lo_hi is None and door.d == 2 else None)
             _show(fig, f"dpout_{page}_fig")
             # DP outputs only (never n, never a count of the private rows)
-            st.caption(centres_summary(centres, over=""))
+            st.caption(centres_summary(centres, over="", clamped=table_box(door) is not None))
             # the CLI's layout (dpcore.release.runconfig.release_frame): table units and columns,
             # the release's label and guarantee; a declined release (⊥) is a row of empty cells
             frame = pd.concat([release_frame(
                 {"centers": None} if r.failed else
-                {n: door.to_table_units(v) for n, v in r.output.items() if n in POINT_OUTPUTS},
+                {n: shown(v) for n, v in r.output.items() if n in POINT_OUTPUTS},
                 cols, r.label, r.guarantee) for r in rels], ignore_index=True)
             st.download_button("Released values (CSV)", csv_text(frame),
                                file_name=f"{page}_release.csv", mime="text/csv",
@@ -209,6 +215,14 @@ def show_releases(page: str, door: ReleaseDoor, *, plane: Sequence[str] | None =
         key=f"{page}_request_json", on_click="ignore", icon=":material/download:",
         help="The public description and the mechanisms' public parameters (no seed: releases "
              "draw fresh randomness from the operating system).")
+
+
+def table_box(door: ReleaseDoor) -> list[tuple[float, float]] | None:
+    """The declared per-column bounds in table units (public), or None when only a ball is."""
+    desc = door.description
+    if desc.lower is None or desc.upper is None:
+        return None
+    return list(zip(map(float, desc.lower), map(float, desc.upper), strict=True))
 
 
 def release_request(door: ReleaseDoor, page: str) -> dict[str, Any]:

@@ -251,8 +251,13 @@ def points_figure(
             if np.any(s < 0) or not np.all(np.isfinite(s)):
                 raise ValueError("marker sizes must be finite and non-negative")
             smax = float(s.max()) if s.size else 1.0
-            marker.update(size=_f32(s), sizemode="area", sizemin=1.5,
-                          sizeref=2.0 * max(smax, 1e-12) / size_max**2)
+            # legible when sized (issue 27): the privacy sampler's weights span decades, so
+            # most markers sit at sizemin; 4 px, nearly opaque, with a thin dark outline
+            # that separates overlapping markers and pale colours from the background
+            marker.update(size=_f32(s), sizemode="area", sizemin=4.0,
+                          sizeref=2.0 * max(smax, 1e-12) / size_max**2,
+                          opacity=max(opacity, 0.85),
+                          line={"width": 0.5, "color": "rgba(30, 30, 30, 0.6)"})
         fig.add_trace(go.Scattergl(x=_f32(Ps[:, 0]), y=_f32(Ps[:, 1]), mode="markers",
                                    name=name, marker=marker))
     if equal_axes:

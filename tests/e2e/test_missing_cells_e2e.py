@@ -87,7 +87,9 @@ def test_a_missing_cells_choice_gives_a_result_in_explore_and_release_mode(brows
     pg = ctx.new_page()
     pg.set_default_timeout(90_000)
     try:
-        pg.goto(f"{server}/data?mode=explore")
+        # the Data page is the app's default page, served at "/" ("/data" opens Streamlit's "Page
+        # not found" dialog, which makes the page inert behind it)
+        pg.goto(f"{server}/?mode=explore")
         wait_ready(pg)
         pg.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files(
             files=[{"name": "holes.csv", "mimeType": "text/csv",

@@ -7,11 +7,15 @@ including a worker killed in the middle of a run.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import sys
 import threading
 import time
+import types
 import warnings
+from unittest import mock
 
 import dask
 import dask.array as da
@@ -378,12 +382,23 @@ def slow_array(blocks: int = 12, rows: int = 400, d: int = 3, delay: float = 0.2
     return da.concatenate(parts)
 
 
+@contextlib.contextmanager
+def _plain_main():
+    """Worker processes are spawned, and a spawned child re-runs the parent's ``__main__`` file.
+    After an AppTest test in the same process, ``__main__`` is the last page script Streamlit ran
+    (e.g. pages/game.py), so every worker died at start ("Nanny failed to start worker process",
+    only when the suite ran AppTest first); a bare ``__main__`` while the cluster lives avoids
+    it."""
+    with mock.patch.dict(sys.modules, {"__main__": types.ModuleType("__main__")}):
+        yield
+
+
 @pytest.fixture(scope="module")
 def client():
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                      dashboard_address=":0") as lc, Client(lc) as c:
+    with _plain_main(), LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                     dashboard_address=":0") as lc, Client(lc) as c:
         yield c
 
 
@@ -492,7 +507,7 @@ def test_worker_death_beyond_retries_fails_clearly():
     while it reads a partition fails the run with ScaleError: no partial sample."""
     from distributed import Client, LocalCluster
 
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), _plain_main(), \
             LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
                          dashboard_address=":0") as lc, Client(lc) as own:
         # blocks of 0.8 s: the task is still running when the worker dies 0.1 s into it

@@ -184,16 +184,23 @@ def test_ledger_exports():
     st.lists(st.tuples(st.booleans(), st.floats(0.0, 3.0)), min_size=1, max_size=15),
 )
 def test_ledger_never_exceeds_budget(budget_eps, requests):
-    ledger = PrivacyLedger(ApproxDP(budget_eps, 1e-6))
+    """The total a ledger judges refusals by (:meth:`PrivacyLedger.spent`) never exceeds its
+    budget; with the basic accountant that is the basic total itself. (The default "tight"
+    accountant admits a release when either total fits, so the basic total alone may exceed
+    the budget while the Rényi filter's stays within: hypothesis found ε 3.04 basic at a budget
+    of 3, which the old assertion on ``total()`` called an overspend.)"""
+    tight = PrivacyLedger(ApproxDP(budget_eps, 1e-6))
+    basic = PrivacyLedger(ApproxDP(budget_eps, 1e-6), accountant="basic")
     for is_zcdp, x in requests:
         g = ZCDP(x / 10) if is_zcdp else PureDP(x)
-        try:
-            ledger.spend("r", g)
-        except BudgetExceededError:
-            pass
-        total = ledger.total()
-        assert total.epsilon <= budget_eps * (1 + 1e-9)
-        assert total.delta <= 1e-6 * (1 + 1e-9)
+        for ledger in (tight, basic):
+            try:
+                ledger.spend("r", g)
+            except BudgetExceededError:
+                pass
+        for total in (tight.spent(), basic.spent(), basic.total()):
+            assert total.epsilon <= budget_eps * (1 + 1e-9)
+            assert total.delta <= 1e-6 * (1 + 1e-9)
 
 
 @settings(deadline=None)  # timing is not the property: the 200 ms default fails under load

@@ -27,15 +27,18 @@ def estimator_runner(attributes: Mapping[str, str]) -> Callable[[type], RunFn]:
     """
 
     def make(cls: type) -> RunFn:
-        full = _estimator_full(attributes, cls)
-
-        def run(X: np.ndarray, rng: np.random.Generator, **params: Any):
-            released, guarantee, _ = full(X, rng, **params)
-            return released, guarantee
-
-        return run
+        return _released_only(_estimator_full(attributes, cls))
 
     return make
+
+
+def _released_only(full: RunFullFn) -> RunFn:
+    """A full runner's ``(released, guarantee)``: the fitted object stays inside."""
+    def run(X: np.ndarray, rng: np.random.Generator, **params: Any):
+        released, guarantee, _ = full(X, rng, **params)
+        return released, guarantee
+
+    return run
 
 
 def _estimator_full(attributes: Mapping[str, str], cls: type) -> RunFullFn:
@@ -56,13 +59,7 @@ def function_runner(fields: Mapping[str, str]) -> Callable[[Callable], RunFn]:
     """
 
     def make(fn: Callable) -> RunFn:
-        full = _function_full(fields, fn)
-
-        def run(X: np.ndarray, rng: np.random.Generator, **params: Any):
-            released, guarantee, _ = full(X, rng, **params)
-            return released, guarantee
-
-        return run
+        return _released_only(_function_full(fields, fn))
 
     return make
 

@@ -47,10 +47,17 @@ LEDGER_PAGE = "pages/ledger.py"
 DP_MARK = "-dpout_"
 
 
-def discovered_pages() -> list[str]:
-    """Every page file named in app.py's page list."""
-    return sorted(set(re.findall(r"[\"'](pages/[A-Za-z0-9_]+\.py)[\"']",
-                                 Path(APP).read_text())) - {"pages/_common.py"})
+def discovered_pages(deployment: str = "upload") -> list[str]:
+    """Every page file named in app.py's page list; for a curator deployment, less the pages
+    app.py's ``EXPLORE_ONLY`` keeps out of its navigation (tests/test_app_game.py checks that
+    they are out)."""
+    source = Path(APP).read_text()
+    pages = set(re.findall(r"[\"'](pages/[A-Za-z0-9_]+\.py)[\"']", source)) - {"pages/_common.py"}
+    if deployment == "curator":
+        explore_only = re.search(r"^EXPLORE_ONLY\b.*?=\s*\{(.*?)\}", source, re.M | re.S)
+        assert explore_only, "app.py no longer names EXPLORE_ONLY: update this test"
+        pages -= set(re.findall(r"[\"'](pages/[A-Za-z0-9_]+\.py)[\"']", explore_only.group(1)))
+    return sorted(pages)
 
 
 def base_table() -> pd.DataFrame:
@@ -258,7 +265,7 @@ def page_cases() -> list[tuple[str, str, str | None]]:
     try:
         tmp = Path(__import__("tempfile").mkdtemp())
         for dep in DEPLOYMENTS:
-            for page in discovered_pages():
+            for page in discovered_pages(dep):
                 cases.append((dep, page, None))
                 clear_caches()
                 s = Session(base_table(), tmp / dep / page.replace("/", "_"), mp, draw=0,

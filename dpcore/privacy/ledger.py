@@ -69,11 +69,11 @@ from dpcore.privacy.guarantees import (
     guarantee_from_dict,
 )
 from dpcore.privacy.ledger_analysts import AnalystShares
+from dpcore.privacy.ledger_chain import entries_of
 from dpcore.privacy.ledger_file import (
     LEDGER_DIR_ENV,
     Store,
     description_text,
-    entry_of,
     key_state,
     token_hash,
 )
@@ -295,14 +295,14 @@ class LastingLedger(AnalystShares, ReleasedOutputs):
     # ---- reading -----------------------------------------------------------------------------
 
     def _ledger(self, rows: list[tuple], analyst: str | None = "*") -> PrivacyLedger:
-        st = key_state(rows, self.key)
-        entries = [entry_of(r) for r in st["releases"]]
-        return PrivacyLedger.from_entries(self.budget, entries, accountant=self.accountant,
+        return PrivacyLedger.from_entries(self.budget, entries_of(rows, self.key),
+                                          accountant=self.accountant,
                                           plan=self.plan)
 
     def verify(self) -> None:
-        """Check the file, its chain and its head; raise LedgerError / LedgerIntegrityError."""
-        with self._store.reading():
+        """Check the file, its whole chain (every row re-hashed) and its head; raise LedgerError
+        / LedgerIntegrityError."""
+        with self._store.reading(full=True):
             pass
 
     def snapshot(self) -> PrivacyLedger:

@@ -2,7 +2,9 @@
 
 See :mod:`dpcore.privacy.ledger` (the ledger itself) for what the chain protects against. This
 module opens the file (never creating an empty one where a ledger was), verifies the chain, the
-head file and the tables on every read and write, and appends events.
+head file and the tables on every read and write, and appends events. The chain itself, checked
+incrementally (only rows this process has not verified are hashed), and what the log says are
+:mod:`dpcore.privacy.ledger_chain`.
 """
 
 from __future__ import annotations
@@ -21,12 +23,18 @@ from pathlib import Path
 from typing import Any
 
 from dpcore.core.errors import LedgerError, LedgerIntegrityError
-from dpcore.privacy.guarantees import (
-    Guarantee,
-    LedgerEntry,
-    Part,
-    guarantee_from_dict,
-    part_from_dict,
+from dpcore.privacy.guarantees import Guarantee, Part
+from dpcore.privacy.ledger_chain import (
+    COLS as _COLS,
+)
+from dpcore.privacy.ledger_chain import (
+    description_text,
+    entry_of,
+    genesis,
+    key_state,
+    log_tables,
+    row_hash,
+    verified,
 )
 
 __all__ = ["LEDGER_DIR_ENV", "Head", "Store", "adopt", "description_text", "entry_of",
@@ -55,18 +63,8 @@ CREATE TABLE IF NOT EXISTS analysts (
 _ADDED = {"budgets": ("description TEXT", "accountant TEXT"),
           "entries": ("kind TEXT NOT NULL DEFAULT 'release'", "parts TEXT", "analyst TEXT",
                       "prev TEXT", "hash TEXT")}
-_COLS = "id, key, kind, label, mechanism, params, guarantee, parts, analyst, time, prev, hash"
 
 
-def description_text(description: Any) -> str:
-    """Canonical JSON of a public description (a PublicDescription, a dict or JSON text)."""
-    if description is None:
-        return "null"
-    if hasattr(description, "to_json"):
-        description = json.loads(description.to_json(indent=None))
-    elif isinstance(description, str):
-        description = json.loads(description)
-    return json.dumps(description, sort_keys=True, default=str)
 
 
 
@@ -128,16 +126,6 @@ def _directory_error(path: Path) -> LedgerError:
                     "away (or give another --ledger-dir)", "directory")
 
 
-def _row_hash(ledger_id: str, row: Sequence[Any]) -> str:
-    """SHA-256 of one log row (every column but the hash itself) and the ledger's id."""
-    rid, key, kind, label, mechanism, params, guarantee, parts, analyst, t, prev = row[:11]
-    doc = [ledger_id, int(rid), key, kind, label, mechanism, params, guarantee, parts, analyst,
-           repr(float(t)), prev]
-    return hashlib.sha256(json.dumps(doc, separators=(",", ":")).encode()).hexdigest()
-
-
-def _genesis(ledger_id: str) -> str:
-    return "genesis:" + ledger_id
 
 
 @dataclass
@@ -247,10 +235,10 @@ class Store:
         if not rows and not budgets:
             return
         con.execute("INSERT INTO meta VALUES ('adopted', ?)", (repr(time.time()),))
-        prev = _genesis(ledger_id)
+        prev = genesis(ledger_id)
         for r in rows:
             sealed = (*r[:10], prev)
-            h = _row_hash(ledger_id, sealed)
+            h = row_hash(ledger_id, sealed)
             con.execute("UPDATE entries SET kind = COALESCE(kind, 'release'), prev = ?, "
                         "hash = ? WHERE id = ?", (prev, h, r[0]))
             prev = h
@@ -262,7 +250,7 @@ class Store:
 
     def last(self, con: sqlite3.Connection, ledger_id: str) -> tuple[int, str]:
         row = con.execute("SELECT id, hash FROM entries ORDER BY id DESC LIMIT 1").fetchone()
-        return (0, _genesis(ledger_id)) if row is None else (int(row[0]), str(row[1]))
+        return (0, genesis(ledger_id)) if row is None else (int(row[0]), str(row[1]))
 
     def append(self, con: sqlite3.Connection, ledger_id: str, key: str, kind: str, label: str,
                params: Mapping[str, Any], *, mechanism: str | None = None,
@@ -278,29 +266,20 @@ class Store:
              None if not parts else json.dumps([p.as_dict() for p in parts]), analyst, t, prev))
         row = con.execute(f"SELECT {_COLS} FROM entries WHERE id = ?",
                           (cur.lastrowid,)).fetchone()
-        h = _row_hash(ledger_id, row)
+        h = row_hash(ledger_id, row)
         con.execute("UPDATE entries SET hash = ? WHERE id = ?", (h, cur.lastrowid))
         return h
 
-    def verify(self, con: sqlite3.Connection, head: Head | None, *, write: bool
-               ) -> tuple[str, list[tuple]]:
-        """Check the chain, the head file and the tables; the ledger id and every log row."""
+    def verify(self, con: sqlite3.Connection, head: Head | None, *, write: bool,
+               full: bool = False) -> tuple[str, list[tuple]]:
+        """Check the chain (:func:`~dpcore.privacy.ledger_chain.verified`; ``full``: re-hash
+        every row), the head file and the tables; the ledger id and every log row."""
         row = con.execute("SELECT v FROM meta WHERE k = 'ledger_id'").fetchone()
         if row is None:
             raise LedgerIntegrityError(f"{self.path} has no ledger id: it is not a dpcore "
                                        "ledger of this version (or was edited)")
         ledger_id = str(row[0])
-        rows = con.execute(f"SELECT {_COLS} FROM entries ORDER BY id").fetchall()
-        prev = _genesis(ledger_id)
-        hashes = []
-        for i, r in enumerate(rows):
-            if r[10] != prev or r[11] != _row_hash(ledger_id, r):
-                raise LedgerIntegrityError(
-                    f"the ledger {self.path} was edited outside dpcore: log row {i + 1} "
-                    f"(id {r[0]}, '{r[3]}') does not match its hash chain. Restore the file from "
-                    "a backup; the recorded spend cannot be trusted")
-            prev = r[11]
-            hashes.append(prev)
+        rows = verified(con, ledger_id, self.path, full=full)
         if head is None:
             raise LedgerIntegrityError(
                 f"the chain head {self.head_path} is missing: the ledger file was copied or "
@@ -312,8 +291,8 @@ class Store:
                 f"in {self.head_path}). Put the right file back")
 
         def at(count: int) -> str:
-            return _genesis(ledger_id) if count == 0 else (
-                hashes[count - 1] if count <= len(hashes) else "")
+            return genesis(ledger_id) if count == 0 else (
+                rows[count - 1][11] if count <= len(rows) else "")
 
         n = len(rows)
         ok = (n >= head.prev_count and at(head.prev_count) == head.prev_head
@@ -330,22 +309,7 @@ class Store:
 
     def _check_tables(self, con: sqlite3.Connection, rows: list[tuple]) -> None:
         """budgets, released and analysts must say what the log says."""
-        budget, desc, stored, grants = {}, {}, {}, {}
-        for r in rows:
-            key, kind, params = r[1], r[2], json.loads(r[5])
-            if kind == "budget":
-                budget[key] = json.dumps(params["budget"], sort_keys=True)
-            elif kind == "describe":
-                desc[key] = description_text(params["description"])
-            elif kind == "store":
-                stored[(key, params["name"])] = json.dumps(params["value"])
-            elif kind == "reset":
-                stored = {k: v for k, v in stored.items() if k[0] != key}
-            elif kind == "grant":
-                grants[(key, params["name"])] = (params["token"],
-                                                 json.dumps(params["allocation"], sort_keys=True))
-            elif kind == "revoke":
-                grants.pop((key, params["name"]), None)
+        log = log_tables(rows)
         table_budget = {k: json.dumps(json.loads(b), sort_keys=True) for k, b in
                         con.execute("SELECT key, budget FROM budgets")}
         table_desc = {k: description_text(d) for k, d in
@@ -354,11 +318,9 @@ class Store:
                         con.execute("SELECT key, name, value FROM released")}
         table_grants = {(k, n): (t, json.dumps(json.loads(a), sort_keys=True)) for k, n, t, a in
                         con.execute("SELECT key, name, token, allocation FROM analysts")}
-        for what, log, table in (("budgets", budget, table_budget),
-                                 ("descriptions", desc, table_desc),
-                                 ("stored outputs", stored, table_stored),
-                                 ("analysts", grants, table_grants)):
-            if log != table:
+        for what, table in (("budgets", table_budget), ("descriptions", table_desc),
+                            ("stored outputs", table_stored), ("analysts", table_grants)):
+            if log[what] != table:
                 raise LedgerIntegrityError(
                     f"the ledger {self.path} was edited outside dpcore: its {what} do not match "
                     "its log. Restore the file from a backup")
@@ -400,7 +362,7 @@ class Store:
                 yield con, ledger_id, rows
                 n = con.execute("SELECT count(*) FROM entries").fetchone()[0]
                 _, last = self.last(con, ledger_id)
-                old_n, old_last = len(rows), (rows[-1][11] if rows else _genesis(ledger_id))
+                old_n, old_last = len(rows), (rows[-1][11] if rows else genesis(ledger_id))
                 after: Head | None = None
                 if n != old_n:  # pending until the commit: a crash leaves it one ahead
                     self.write_head(Head(ledger_id, n, last, old_n, old_last))
@@ -461,8 +423,10 @@ class Store:
                 time.sleep(0.005)
 
     @contextlib.contextmanager
-    def reading(self) -> Iterator[tuple[sqlite3.Connection, str, list[tuple]]]:
-        """A verified read (the head file read first: concurrent writers move it ahead)."""
+    def reading(self, *, full: bool = False
+                ) -> Iterator[tuple[sqlite3.Connection, str, list[tuple]]]:
+        """A verified read (the head file read first: concurrent writers move it ahead);
+        ``full``: re-hash every row."""
         head = self.read_head()
         con = self.connect(write=False)
         try:
@@ -473,7 +437,7 @@ class Store:
                     raise LedgerIntegrityError(
                         f"{self.path} is an old-format ledger: open it once for writing (any "
                         "`dpcore ledger` command) to adopt it")
-                ledger_id, rows = self.verify(con, head, write=False)
+                ledger_id, rows = self.verify(con, head, write=False, full=full)
                 yield con, ledger_id, rows
             finally:
                 with contextlib.suppress(sqlite3.Error):
@@ -483,60 +447,6 @@ class Store:
         finally:
             con.close()
 
-
-
-# ---- reading the log into entries ---------------------------------------------------------------
-
-
-def entry_of(r: Sequence[Any]) -> LedgerEntry:
-    _, _, _, label, mechanism, params, guarantee, parts, analyst, t = r[:10]
-    p = json.loads(params)
-    if mechanism is not None:
-        p = {"mechanism": mechanism} | p
-    try:
-        ps = tuple(part_from_dict(d) for d in json.loads(parts)) if parts else None
-    except (ValueError, TypeError):
-        ps = (_UnknownPart(parts),)  # written by a newer version: basic composition only
-    return LedgerEntry(label, guarantee_from_dict(json.loads(guarantee)), p, t, ps, analyst)
-
-
-@dataclass(frozen=True)
-class _UnknownPart:
-    """A part written by a newer version: the entry is then accounted by basic composition."""
-
-    text: str
-    kind = "unknown"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"type": "unknown", "text": self.text}
-
-
-def key_state(rows: list[tuple], key: str) -> dict[str, Any]:
-    """What the log says about one data set: releases since the last reset, budget, etc."""
-    state: dict[str, Any] = {"releases": [], "budget": None, "accountant": None,
-                             "description": None, "name": None, "grants": {}, "outputs": {}}
-    for r in rows:
-        if r[1] != key:
-            continue
-        kind, params = r[2], json.loads(r[5])
-        if kind == "release":
-            state["releases"].append(r)
-        elif kind == "reset":
-            state["releases"], state["outputs"] = [], {}
-        elif kind == "output":  # a release's kept DP output, by its entry's hash
-            state["outputs"][params["release"]] = params
-        elif kind == "budget":
-            state["budget"] = params["budget"]
-            state["accountant"] = {"accountant": params.get("accountant", "tight"),
-                                   "plan": params.get("plan")}
-            state["name"] = params.get("name", state["name"])
-        elif kind == "describe":
-            state["description"] = params["description"]
-        elif kind == "grant":
-            state["grants"][params["name"]] = params
-        elif kind == "revoke":
-            state["grants"].pop(params["name"], None)
-    return state
 
 
 def token_hash(token: str) -> str:
@@ -556,9 +466,9 @@ def adopt(directory: str | Path) -> dict[str, Any]:
             ledger_id = store.init_schema(con)
             rows = con.execute(f"SELECT {_COLS} FROM entries ORDER BY id").fetchall()
             n = len(rows)
-            last = rows[-1][11] if rows else _genesis(ledger_id)
+            last = rows[-1][11] if rows else genesis(ledger_id)
             head = Head(ledger_id, n, last, n, last)
-            store.verify(con, head, write=True)
+            store.verify(con, head, write=True, full=True)
             store.append(con, ledger_id, "", "adopt", "file adopted by the curator",
                          {"rows": n})
             _, new_last = store.last(con, ledger_id)

@@ -426,27 +426,38 @@ class Store:
     def reading(self, *, full: bool = False
                 ) -> Iterator[tuple[sqlite3.Connection, str, list[tuple]]]:
         """A verified read (the head file read first: concurrent writers move it ahead);
-        ``full``: re-hash every row."""
-        head = self.read_head()
-        con = self.connect(write=False)
-        try:
-            try:
-                con.execute("BEGIN")
-                if con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'meta'"
-                               ).fetchone()[0] == 0:
-                    raise LedgerIntegrityError(
-                        f"{self.path} is an old-format ledger: open it once for writing (any "
-                        "`dpcore ledger` command) to adopt it")
-                ledger_id, rows = self.verify(con, head, write=False, full=full)
-                yield con, ledger_id, rows
-            finally:
-                with contextlib.suppress(sqlite3.Error):
-                    con.execute("ROLLBACK")
-        except sqlite3.Error as exc:
-            raise _sqlite_error(self.path, exc) from None
-        finally:
-            con.close()
+        ``full``: re-hash every row.
 
+        A head that no longer matches is reported only if the head file did not change during
+        the check: a writer committing meanwhile past a crashed transaction's pending head
+        makes the head read first name a row that never was (read again, a few times).
+        """
+        for attempt in range(5):
+            head = self.read_head()
+            con = self.connect(write=False)
+            try:
+                try:
+                    con.execute("BEGIN")
+                    if con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'meta'"
+                                   ).fetchone()[0] == 0:
+                        raise LedgerIntegrityError(
+                            f"{self.path} is an old-format ledger: open it once for writing "
+                            "(any `dpcore ledger` command) to adopt it")
+                    try:
+                        ledger_id, rows = self.verify(con, head, write=False, full=full)
+                    except LedgerIntegrityError:
+                        if attempt < 4 and self.read_head() != head:
+                            continue
+                        raise
+                    yield con, ledger_id, rows
+                    return
+                finally:
+                    with contextlib.suppress(sqlite3.Error):
+                        con.execute("ROLLBACK")
+            except sqlite3.Error as exc:
+                raise _sqlite_error(self.path, exc) from None
+            finally:
+                con.close()
 
 
 def token_hash(token: str) -> str:

@@ -23,7 +23,10 @@ export`` writes it; a named analyst sees only their own.
 **Integrity.** The ``entries`` table is an append-only log of events (a budget set, a
 description, a release, a kept output, a stored DP output, a reset, a grant): each row holds
 the SHA-256 of the previous row and of its own content, so a row edited or deleted by hand
-breaks the chain.
+breaks the chain. Every read and every spend checks every row: a process hashes only the rows
+it has not verified before and compares the others, as read back, with its verified copies
+(:mod:`dpcore.privacy.ledger_chain`), so an edit anywhere, old row or head, is refused at the
+next read or spend of every process, and a spend hashes only its own rows.
 The chain's head (and the ledger's random id) is also kept outside the SQLite file, in
 ``ledger.sqlite3.head``: a file moved away (SQLite would silently start an empty one), replaced
 by another ledger or by an older copy of itself is noticed. The other tables (budgets,

@@ -172,10 +172,8 @@ def show_releases(page: str, door: ReleaseDoor, *, plane: Sequence[str] | None =
                 st.warning(f"{r.label}: {r.message}")  # the door's fixed public text
             else:
                 st.success(f"{r.label}: released under {r.guarantee}.")
-        # one rule for the figure and the CSV, the explore pages' (issue 27.8): table units,
-        # clamped into the declared box (post-processing of a DP output with public bounds)
         def shown(v) -> np.ndarray:
-            return clip_to_box(door.to_table_units(v), table_box(door))
+            return shown_points(door, v)
 
         centres = {r.label: shown(v) for r in rels if not r.failed
                    for name, v in r.output.items() if v is not None and name in ("centers",
@@ -215,6 +213,13 @@ def show_releases(page: str, door: ReleaseDoor, *, plane: Sequence[str] | None =
         key=f"{page}_request_json", on_click="ignore", icon=":material/download:",
         help="The public description and the mechanisms' public parameters (no seed: releases "
              "draw fresh randomness from the operating system).")
+
+
+def shown_points(door: ReleaseDoor, v: Any) -> np.ndarray:
+    """Released points as every page shows them (one rule for the figure, the CSV and the
+    ledger, the explore pages' too, issue 27.8): table units, clamped into the declared box
+    (post-processing of a DP output with public bounds)."""
+    return clip_to_box(door.to_table_units(v), table_box(door))
 
 
 def table_box(door: ReleaseDoor) -> list[tuple[float, float]] | None:
@@ -424,15 +429,27 @@ def _totals_rows(acc, share: dict | None) -> list[dict[str, str]]:
     return rows
 
 
-def _output_text(rec: dict, description) -> str:
-    """A kept output in the table's units (rounded), or ⊥."""
-    from dpcore.release.curator import table_units
+def _kept_frame(recs: list[dict], door: ReleaseDoor) -> pd.DataFrame | None:
+    """The kept outputs as the release pages show theirs: the CSV's layout (one row per point,
+    in the table's columns), points by :func:`shown_points`, numbers rounded as the pages
+    round them; a ⊥ is a row of empty cells. ``#`` is the entry's number above."""
+    from dpcore.privacy.ledger_outputs import output_arrays
 
-    if rec["output"] is None:
-        return "⊥"
-    out = table_units(rec["output"], description)
-    return json.dumps({k: v if not isinstance(v, list) else np.round(
-        np.asarray(v, dtype=float), 5).tolist() for k, v in out.items()}, default=str)[:2000]
+    cols, frames = list(door.description.columns), []
+    for i, r in enumerate(recs):
+        if not r["kept"]:
+            continue
+        for name, v in (output_arrays(r["output"]) or {"⊥": None}).items():
+            shown = None if v is None else shown_points(door, v) if name in POINT_OUTPUTS else v
+            f = release_frame({name: shown}, cols, r["label"], r["released_guarantee"])
+            f.insert(0, "output", "⊥" if v is None else name)
+            f.insert(0, "#", i + 1)
+            frames.append(f)
+    if not frames:
+        return None
+    frame = pd.concat(frames, ignore_index=True).rename(columns={"algorithm": "label"})
+    first = ["#", "label", "guarantee", "output"]
+    return frame[first + [c for c in frame.columns if c not in first]].round(5)
 
 
 #: What the ledger's JSON download says of each release (its DP output has its own download).
@@ -481,20 +498,16 @@ def ledger_release_view(*, curator: bool) -> None:
                    "every analyst's).")
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True)
-        desc = door_or_stop().description
-        kept = [{"#": i + 1, "released output (table units)": _output_text(r, desc),
-                 "label": r["label"]} for i, r in enumerate(recs) if r["kept"]]
-        if kept:
+        kept = _kept_frame(recs, door_or_stop())
+        if kept is not None:
             with st.container(key="dpout_ledger"):  # kept DP outputs (⊥ included)
-                st.caption("Released outputs, kept with their entries (public once released).")
-                st.dataframe(pd.DataFrame(kept), hide_index=True)
+                st.caption("Released outputs, kept with their entries (public once released), "
+                           "as their page showed them: table units, points clamped into the "
+                           "declared box.")
+                st.dataframe(kept, hide_index=True)
                 st.download_button(
-                    "Released outputs (JSON)", json.dumps(
-                        [{"#": k["#"], "label": k["label"],
-                          "output": json.loads(k["released output (table units)"])
-                          if k["released output (table units)"] != "⊥" else None}
-                         for k in kept], indent=2), file_name="released_outputs.json",
-                    mime="application/json", key="dpout_ledger_outputs", on_click="ignore",
+                    "Released outputs (CSV)", csv_text(kept), file_name="released_outputs.csv",
+                    mime="text/csv", key="dpout_ledger_outputs", on_click="ignore",
                     icon=":material/download:")
     else:
         st.write("No release recorded yet.")

@@ -25,9 +25,7 @@ from typing import Any
 from dpcore.core.errors import LedgerError, LedgerIntegrityError
 from dpcore.privacy.guarantees import Guarantee, Part
 from dpcore.privacy.ledger_chain import (
-    COLS as _COLS,
-)
-from dpcore.privacy.ledger_chain import (
+    COLS,
     description_text,
     entry_of,
     genesis,
@@ -63,9 +61,6 @@ CREATE TABLE IF NOT EXISTS analysts (
 _ADDED = {"budgets": ("description TEXT", "accountant TEXT"),
           "entries": ("kind TEXT NOT NULL DEFAULT 'release'", "parts TEXT", "analyst TEXT",
                       "prev TEXT", "hash TEXT")}
-
-
-
 
 
 # ---- the file, its chain and its head ------------------------------------------------------------
@@ -124,8 +119,6 @@ def _os_reason(exc: OSError) -> str:
 def _directory_error(path: Path) -> LedgerError:
     return _failure(LedgerError, f"the ledger {path} is a folder, not a ledger file: move it "
                     "away (or give another --ledger-dir)", "directory")
-
-
 
 
 @dataclass
@@ -230,7 +223,7 @@ class Store:
     def _adopt(self, con: sqlite3.Connection, ledger_id: str) -> None:
         """Seal the rows of a version-1 file (no chain yet) into a chain, as they are, and
         record each data set's budget as an event (trust on first use: noted in meta)."""
-        rows = con.execute(f"SELECT {_COLS} FROM entries ORDER BY id").fetchall()
+        rows = con.execute(f"SELECT {COLS} FROM entries ORDER BY id").fetchall()
         budgets = con.execute("SELECT key, name, budget FROM budgets ORDER BY created").fetchall()
         if not rows and not budgets:
             return
@@ -264,7 +257,7 @@ class Store:
             (key, kind, label, mechanism, json.dumps(dict(params), default=str, sort_keys=True),
              json.dumps(guarantee.as_dict() if guarantee is not None else None),
              None if not parts else json.dumps([p.as_dict() for p in parts]), analyst, t, prev))
-        row = con.execute(f"SELECT {_COLS} FROM entries WHERE id = ?",
+        row = con.execute(f"SELECT {COLS} FROM entries WHERE id = ?",
                           (cur.lastrowid,)).fetchone()
         h = row_hash(ledger_id, row)
         con.execute("UPDATE entries SET hash = ? WHERE id = ?", (h, cur.lastrowid))
@@ -464,7 +457,6 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(str(token).encode()).hexdigest()
 
 
-
 def adopt(directory: str | Path) -> dict[str, Any]:
     """Accept the ledger file as it is now (a curator action after a restore): verify its
     chain, and write a new head file. Returns what was found."""
@@ -475,7 +467,7 @@ def adopt(directory: str | Path) -> dict[str, Any]:
         con.execute("BEGIN IMMEDIATE")
         try:
             ledger_id = store.init_schema(con)
-            rows = con.execute(f"SELECT {_COLS} FROM entries ORDER BY id").fetchall()
+            rows = con.execute(f"SELECT {COLS} FROM entries ORDER BY id").fetchall()
             n = len(rows)
             last = rows[-1][11] if rows else genesis(ledger_id)
             head = Head(ledger_id, n, last, n, last)

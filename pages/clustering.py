@@ -150,11 +150,14 @@ st.caption(f":orange[{EXPLORE_NOTE}]")
 table = comparison_table(outs, ds.X, lambda e: plain_error(e).text)
 shown = table if table["note"].astype(bool).any() else table.drop(columns="note")
 st.dataframe(shown, hide_index=True, column_config={
-    "algorithm": st.column_config.TextColumn(width=180),
-    "privacy spent": st.column_config.TextColumn("privacy", width=125),
+    # names and guarantees at their own width (a fixed one clipped them); the name pinned:
+    # with every algorithm chosen the table is wider than 1024 px and scrolls sideways
+    "algorithm": st.column_config.TextColumn(pinned=True),
+    "privacy spent": st.column_config.TextColumn("privacy"),
     "normalised cost": st.column_config.NumberColumn("cost / n", format="%.4g", width="small"),
     "× non-private": st.column_config.NumberColumn("× k-means", format="%.3f", width="small"),
-    "seconds": st.column_config.NumberColumn("s", format="%.2f", width="small")})
+    "seconds": st.column_config.NumberColumn("s", format="%.2f", width="small"),
+    "note": st.column_config.TextColumn(width="large")})
 def _apply(values: dict) -> None:
     for key_, value in values.items():
         ss[key_] = value

@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from dpcore.app import plots
@@ -289,25 +290,21 @@ if paradigm == "zcdp":
         kv_err = float(np.linalg.norm(kv["estimate"] - ds.X.mean(axis=0)))
         fc_err = (float(np.linalg.norm(out["estimate"] - X.mean(axis=0)))
                   if out["estimate"] is not None else float("nan"))
-        # The distance first and the long guarantee last, in a bounded width (wrapped in its
-        # tooltip): at 1024 px the guarantee pushed the distance out of sight (issue 27.6).
+        # A DOM table (st.table), not the canvas grid: its cells wrap, so the long guarantees
+        # stay readable at 1024 px (the grid clipped them at a fixed column width, issue 27.6).
         dist = "distance to the true mean of its rows"
-        st.dataframe(
+        kv_guarantee = (f"{kv['guarantee']} ⇒ "
+                        f"{kv['guarantee'].to_approx_dp(float(delta) / 2.0)}")
+        comparison = pd.DataFrame(
             [{"method": "FC_Avg (FriendlyCore)", dist: fc_err, "rows": f"{X.shape[0]:,}",
               "guarantee": str(out["guarantee"])},
-             {"method": "KV18", dist: kv_err, "rows": f"{ds.n:,}",
-              "guarantee": f"{kv['guarantee']} ⇒ "
-                           f"{kv['guarantee'].to_approx_dp(float(delta) / 2.0)}"}],
-            hide_index=True, key="fc_kv18_table", width="stretch",
-            column_config={
-                # pixels: 530 in all, inside the 562 px of the main area at 1024 px
-                "method": st.column_config.TextColumn("method", width=140),
-                dist: st.column_config.NumberColumn("distance to true mean", format="%.4g",
-                                                    width=160, help=dist),
-                "rows": st.column_config.TextColumn("rows", width=60),
-                "guarantee": st.column_config.TextColumn("guarantee", width=170)})
-        st.caption(f"Guarantees in full: FC_Avg {out['guarantee']}; KV18 {kv['guarantee']} ⇒ "
-                   f"{kv['guarantee'].to_approx_dp(float(delta) / 2.0)}.")
+             {"method": "KV18", dist: kv_err, "rows": f"{ds.n:,}", "guarantee": kv_guarantee}])
+        with st.container(key="fc_kv18_table"):
+            # a word joiner (U+2060) after each hyphen: a guarantee wraps at its spaces only,
+            # never inside a number ("5e-|07" misreads); CSS white-space does not reach the cells
+            st.table(comparison.style.format(
+                {dist: "{:.4g}", "guarantee": lambda g: g.replace("-", "-\u2060")}),
+                hide_index=True)
         st.caption("KV18 assumes Gaussian rows with the spread σ above; on data that are not "
                    "(most tables) its clipping can cut real points and bias the mean. "
                    "FriendlyCore needs no σ.")

@@ -274,7 +274,7 @@ def test_friendlycore_page_compares_kv18_at_the_same_rho_in_both_modes():
 
     at, _ = _page("pages/friendlycore.py")
     assert not at.exception and not errors(at)
-    table = next(d.value for d in at.dataframe if "method" in d.value.columns
+    table = next(d.value for d in at.table if "method" in d.value.columns
                  ).set_index("method")
     eps = at.select_slider(key="fc_eps_cities_32847_5_1").value  # the page's own ε
     rho = rho_for_epsilon(eps, 1e-6 / 2)

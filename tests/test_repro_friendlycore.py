@@ -7,6 +7,7 @@ check the same claims on reduced grids so CI catches a regression.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from dpcore.reproduce import friendlycore as rep
@@ -182,3 +183,30 @@ def test_top_up_adds_missing_fig6_repetitions(tmp_path):
     pd.testing.assert_frame_equal(again, out)
     assert len(pd.read_csv(tmp_path / "friendlycore_f6.csv.gz")) == len(out)
     assert raw["f6"] is stored  # the caller's dict is not modified
+
+
+def test_fig7_right_runs_at_the_papers_t_with_the_papers_noise():
+    """Fig. 7 right runs FC_Clustering at the paper's t = 200 (the paper's noise, its true charge
+    reported, as Figs. 6 and 7 left): under the add/remove charge t = 200 is refused (need ≥ 282),
+    and a full re-run died there after an hour of other figures."""
+    X, _ = rep.fig7_data(1_600, 16, 2, rng=0)
+    df = rep.figure7_right(X, [2], reps=1, rng=1, fallback=FB)
+    assert set(df["method"]) == {"FC_Clustering", "LSH_Clustering ε=2", "DPLloyd ε=2"}
+
+
+def test_each_panel_is_saved_when_it_is_done(tmp_path, monkeypatch):
+    """A failure in a later panel loses only that panel: the ones before it are on disk,
+    stamped with the run's code version (the bug: results kept in memory until the end)."""
+    def boom() -> pd.DataFrame:
+        raise RuntimeError("a later panel fails")
+
+    monkeypatch.setattr(rep, "panel_jobs", lambda *a, **k: {
+        "f5r": [("first", lambda: pd.DataFrame({"R": [1.0], "error": [0.5]}))],
+        "f5d": [("second", boom)]})
+    with pytest.raises(RuntimeError):
+        rep.run_all(True, save=tmp_path, fallback=FB)
+    saved = pd.read_csv(tmp_path / "friendlycore_f5r.csv.gz")
+    assert saved["code_version"].nunique() == 1
+    assert not (tmp_path / "friendlycore_f5d.csv.gz").exists()
+    with pytest.raises(ValueError, match="unknown panels"):
+        rep.run_all(True, panels=["f9"], fallback=FB)

@@ -32,7 +32,7 @@ import math
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +53,7 @@ from dpcore.reproduce._friendlycore_report import FINDINGS
 from dpcore.reproduce._friendlycore_store import (
     FALLBACK,
     FIGURES,
+    RAW_FILES,
     load_raw,
     run_stamp,
     stamp_runs,
@@ -360,7 +361,8 @@ def figure7_right(
         for rep in range(reps):
             ref = _reference_cost(X, k, gen)
             fc = FriendlyCoreKMeans(k, rho=RHO, delta=DELTA, radius=lam, t=t, r_min=0.1,
-                                    fallback=fallback, fallback_share=0.01, rng=gen).fit(X)
+                                    fallback=fallback, fallback_share=0.01, accounting="paper",
+                                    rng=gen).fit(X)
             runs = {"FC_Clustering": (fc.cluster_centers_, not fc.failed_),
                     "LSH_Clustering ε=2": (_lsh(k, lam, gen).fit(X).cluster_centers_, True),
                     "DPLloyd ε=2": (_dplloyd(k, 2.0, lam, gen).fit(X).cluster_centers_, True)}
@@ -415,65 +417,79 @@ def top_up(raw: dict[str, pd.DataFrame], reps: int = 30, **kw) -> dict[str, pd.D
     return _top_up(raw, reps, runners=sys.modules[__name__], **kw)
 
 
+def panel_jobs(quick: bool, seed: int = 0, fallback: str = FALLBACK
+               ) -> dict[str, list[tuple[str, Callable[[], pd.DataFrame]]]]:
+    """Each saved panel's runs as (label, thunk) steps at the paper's repetition counts (50 for
+    Fig. 5, 30 for Figs. 6–7) or, with ``quick``, a small version; a panel's frame is its steps'
+    frames concatenated."""
+    q = quick
+    r5, r67 = (5, 3) if q else (50, 30)
+    ns6 = [10_000, 50_000] if q else [10_000, 30_000, 100_000, 200_000]
+    dims7, n7, reps7 = ([128, 512], 50_000, 1) if q else ([32, 128, 256, 512], 250_000, r67)
+    fb = {"fallback": fallback}
+
+    def step(label: str, fn: Callable[..., pd.DataFrame], *a, **kw):
+        return label, lambda: fn(*a, **kw)
+
+    def gas_k(ks: list[int]) -> pd.DataFrame:
+        return figure7_right(load_gas()[0], ks, reps=2 if q else r67, rng=seed + 16, **fb)
+
+    def covariance(runs: int) -> pd.DataFrame:
+        from dpcore.reproduce._friendlycore_covariance import covariance_runs
+
+        return covariance_runs(runs, rng=seed + 17, quick=q)
+
+    return {
+        "f5r": [step("Figure 5(1)", figure5_vs_radius, [1e2, 1e5, 1e8, 1e10] if q else
+                     [1e1, 1e3, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10], reps=r5, rng=seed)],
+        "f5d": [step("Figure 5(2)", figure5_vs_dim, [10, 100, 1000] if q else
+                     [10, 100, 500, 1000, 2000, 5000], reps=r5, rng=seed + 1)],
+        "f5n": [step("Figure 5(3)", figure5_vs_n, [1000, 4000] if q else
+                     [1000, 2000, 4000, 7000, 10000], reps=r5, rng=seed + 2)],
+        "f6": [step("Figure 6 (sd)", figure6, ns6, reps=r67, reading="sd", rng=seed + 3, **fb),
+               step("Figure 6 (printed)", figure6, [ns6[0], ns6[-1]], reps=r67,
+                    reading="printed", rng=seed + 4, **fb),
+               step("Figure 6 LSH (sd)", figure6_lsh, ns6, reps=r67, reading="sd",
+                    rng=seed + 13),
+               step("Figure 6 LSH (printed)", figure6_lsh, [ns6[0], ns6[-1]], reps=r67,
+                    reading="printed", rng=seed + 14)],
+        "f7r": [step("Figure 7 right (gas)", gas_k, [3, 5] if q else [2, 3, 4, 5, 6, 7, 8])],
+        "f7": [step("Figure 7 left", figure7_left, dims7, n=n7, reps=reps7, rng=seed + 5, **fb),
+               step("Figure 7 left LSH", figure7_left_lsh, dims7, n=n7, reps=reps7,
+                    rng=seed + 15)],
+        "cov": [step("App. A covariance", covariance, 2 if q else 10)],
+        "f6r": [step(f"Figure 6 right ({r})", figure6_right, 200_000, reading=r, rng=seed + 6,
+                     **fb) for r in ("sd", "printed")],
+    }
+
+
 def run_all(quick: bool, seed: int = 0, timings: dict | None = None,
-            fallback: str = FALLBACK) -> dict[str, pd.DataFrame]:
-    """Every panel's per-repetition frame at the paper's repetition counts (50 for Fig. 5, 30
-    for Figs. 6–7), or a small version with ``quick``; every row stamped with the code version
-    (:func:`stamp_runs`)."""
+            fallback: str = FALLBACK, *, panels: Sequence[str] | None = None,
+            save: Path | None = None) -> dict[str, pd.DataFrame]:
+    """Run the ``panels`` (default: all, the quick and cheap ones first) and return each one's
+    per-repetition frame, every row stamped with the code version taken at the start
+    (:func:`stamp_runs`). With ``save``, each panel is written there as soon as it is done, so a
+    failure later loses only the panel it happened in."""
     _check_fallback_available(fallback)
     version = run_stamp()
     timings = {} if timings is None else timings
-
-    def timed(label, fn, *a, **kw):
-        t = time.perf_counter()
-        res = fn(*a, **kw)
-        timings[label] = time.perf_counter() - t
-        print(f"{label} done in {timings[label]:.0f} s", flush=True)
-        return res
-
-    q = quick
-    r5, r67 = (5, 3) if q else (50, 30)
-    raw = {
-        "f5r": timed("Figure 5(1)", figure5_vs_radius,
-                     [1e2, 1e5, 1e8, 1e10] if q else [1e1, 1e3, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10],
-                     reps=r5, rng=seed),
-        "f5d": timed("Figure 5(2)", figure5_vs_dim,
-                     [10, 100, 1000] if q else [10, 100, 500, 1000, 2000, 5000], reps=r5,
-                     rng=seed + 1),
-        "f5n": timed("Figure 5(3)", figure5_vs_n,
-                     [1000, 4000] if q else [1000, 2000, 4000, 7000, 10000], reps=r5,
-                     rng=seed + 2),
-    }
-    ns6 = [10_000, 50_000] if q else [10_000, 30_000, 100_000, 200_000]
-    raw["f6"] = pd.concat([
-        timed("Figure 6 (sd)", figure6, ns6, reps=r67, reading="sd", rng=seed + 3,
-              fallback=fallback),
-        timed("Figure 6 (printed)", figure6, [ns6[0], ns6[-1]], reps=r67, reading="printed",
-              rng=seed + 4, fallback=fallback),
-        timed("Figure 6 LSH (sd)", figure6_lsh, ns6, reps=r67, reading="sd", rng=seed + 13),
-        timed("Figure 6 LSH (printed)", figure6_lsh, [ns6[0], ns6[-1]], reps=r67,
-              reading="printed", rng=seed + 14),
-    ], ignore_index=True)
-    dims7 = [128, 512] if q else [32, 128, 256, 512]
-    n7 = 50_000 if q else 250_000
-    raw["f7"] = pd.concat([
-        timed("Figure 7 left", figure7_left, dims7, n=n7, reps=1 if q else r67, rng=seed + 5,
-              fallback=fallback),
-        timed("Figure 7 left LSH", figure7_left_lsh, dims7, n=n7, reps=1 if q else r67,
-              rng=seed + 15),
-    ], ignore_index=True)
-    X, _ = load_gas()
-    raw["f7r"] = timed("Figure 7 right (gas)", figure7_right, X, [3, 5] if q else
-                       [2, 3, 4, 5, 6, 7, 8], reps=2 if q else r67, rng=seed + 16,
-                       fallback=fallback)
-    from dpcore.reproduce._friendlycore_covariance import covariance_runs
-
-    raw["cov"] = timed("App. A covariance", covariance_runs, 2 if q else 10, rng=seed + 17,
-                       quick=q)
-    raw["f6r"] = pd.concat([timed(f"Figure 6 right ({r})", figure6_right, 200_000, reading=r,
-                                  rng=seed + 6, fallback=fallback) for r in ("sd", "printed")],
-                           ignore_index=True)
-    return stamp_runs(raw, fallback, version)
+    jobs = panel_jobs(quick, seed, fallback)
+    unknown = set(panels or ()) - set(jobs)
+    if unknown:
+        raise ValueError(f"unknown panels {sorted(unknown)}; the panels are {list(jobs)}")
+    raw = {}
+    for key in [k for k in jobs if panels is None or k in panels]:
+        frames = []
+        for label, run in jobs[key]:
+            t = time.perf_counter()
+            frames.append(run())
+            timings[label] = time.perf_counter() - t
+            print(f"{label} done in {timings[label]:.0f} s", flush=True)
+        raw.update(stamp_runs({key: pd.concat(frames, ignore_index=True)}, fallback, version))
+        if save is not None:
+            save.mkdir(parents=True, exist_ok=True)
+            raw[key].to_csv(save / f"friendlycore_{key}.csv.gz", index=False)
+    return raw
 
 
 def _check_fallback_available(fallback: str) -> None:
@@ -500,6 +516,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--top-up", action="store_true",
                         help="with --from-raw: run the Fig. 6 / Fig. 7 left repetitions the "
                              "saved runs lack (up to the paper's 30) and add them")
+    parser.add_argument("--panels", default=None,
+                        help="with --from-raw: re-run only these saved panels (comma-separated, "
+                             "e.g. f5r,f5d,f5n,f7,f7r), replacing them; each is saved when done")
     parser.add_argument("--withdraw-mixed", action="store_true",
                         help="with --from-raw: leave out (and list) the figures whose saved runs "
                              "mix code versions instead of refusing the whole rebuild")
@@ -507,8 +526,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fallback", choices=("lsh", "dplloyd"), default=FALLBACK,
                         help="FC_Clustering's backup after a failure (default: the paper's LSH)")
     args = parser.parse_args(argv)
-    if args.top_up and args.from_raw is None:
-        parser.error("--top-up needs --from-raw (the folder of the saved runs to extend)")
+    if (args.top_up or args.panels) and args.from_raw is None:
+        parser.error("--top-up and --panels need --from-raw (the folder of the saved runs)")
+    if args.panels and set(args.panels.split(",")) - set(RAW_FILES):
+        parser.error(f"--panels: the panels are {','.join(RAW_FILES)}; got {args.panels}")
     from dpcore.reproduce._friendlycore_report import write_report
 
     out = report_dir(args.out, args.quick)
@@ -518,6 +539,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     withdrawn: dict[str, str] = {}
     if args.from_raw is not None:
         raw = load_raw(args.from_raw)
+        command = f"python -m dpcore.reproduce.friendlycore --from-raw {args.from_raw.name}"
+        if args.panels:
+            panels = args.panels.split(",")
+            raw.update(run_all(False, args.seed, timings, args.fallback, panels=panels,
+                               save=args.from_raw))
+            command += f" --panels {args.panels}"
         if args.withdraw_mixed:
             raw, withdrawn = withdraw_mixed(raw)
         try:
@@ -525,8 +552,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except MixedVersionsError as exc:
             print(f"refusing to rebuild: {exc}", file=sys.stderr)
             return 2
-        command = f"python -m dpcore.reproduce.friendlycore --from-raw {args.from_raw.name}" \
-            + (" --withdraw-mixed" if args.withdraw_mixed else "")
+        command += " --withdraw-mixed" if args.withdraw_mixed else ""
         if args.top_up:
             raw_dir = out / "figures"
             raw_dir.mkdir(parents=True, exist_ok=True)
@@ -540,7 +566,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 timings["top-up of Figs. 6 / 7 left"] = time.perf_counter() - t
             command += " --top-up"
     else:
-        raw = run_all(args.quick, args.seed, timings, fallback=args.fallback)
+        raw = run_all(args.quick, args.seed, timings, fallback=args.fallback,
+                      save=out / "figures")
         command = "python -m dpcore.reproduce.friendlycore" + (" --quick" if args.quick else "") \
             + ("" if args.fallback == FALLBACK else f" --fallback {args.fallback}")
     from dpcore.reproduce._friendlycore_covariance import covariance_audit

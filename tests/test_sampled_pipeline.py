@@ -88,3 +88,20 @@ def test_gather_rows_is_fancy_indexing_on_any_thread_count(jobs):
     idx = np.sort(gen.choice(X.shape[0], 5000, replace=False))
     with threads.thread_limit(jobs):
         np.testing.assert_array_equal(gather_rows(X, idx), X[idx])
+
+
+def test_lambertw_start_is_the_same_for_a_chunk_of_one_branch_or_both():
+    """A chunk that needs only one series skips the other: each element must still get the
+    series of its own side of −L = 1.6 (a chunk routed wholly to one series by a wrong
+    all/any test would start some points from the wrong series; at the branch point that
+    start is off by far more than three Halley steps repair)."""
+    from dpcore.mechanisms.importance.weights import _neg_lambertw_m1_from_log
+
+    near = -np.linspace(1.001, 1.59, 37)  # −L = 1 (v = 1) is not reachable: K < E
+    far = -np.linspace(1.61, 40.0, 41)
+    mixed = np.concatenate([near, far])
+    np.random.default_rng(0).shuffle(mixed)
+    one_by_one = np.array([_neg_lambertw_m1_from_log(np.array([v]))[0] for v in mixed])
+    np.testing.assert_array_equal(_neg_lambertw_m1_from_log(mixed), one_by_one)
+    np.testing.assert_array_equal(_neg_lambertw_m1_from_log(near),
+                                  [_neg_lambertw_m1_from_log(np.array([v]))[0] for v in near])

@@ -132,13 +132,19 @@ def grid_poisson_sample(
 
 
 def gather_rows(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """``X[idx]`` copied on the row threads (the sampled rows of a large X): one block a
-    thread (a copy is the same in any split; 20 blocks of 1024 rows cost 2× one ``take``)."""
+    """``X[idx]`` copied on the row threads (the sampled rows of a large X), one block a
+    thread: a copy is the same in any split.
+
+    ``idx`` must hold valid row indices (the sampler's). ``take(out=)`` in its default
+    ``mode="raise"`` copies through a temporary buffer the size of ``out``; ``"clip"`` writes
+    straight into it (the same rows for valid indices; Covertype's 20k sampled rows at one
+    thread: ≈ 0.4 ms CPU against 0.9 ms in 1024-row blocks and 2.5 ms in one buffered block).
+    """
     m = idx.shape[0]
     out = np.empty((m, X.shape[1]), dtype=X.dtype)
 
     def part(sl: slice) -> None:
-        np.take(X, idx[sl], axis=0, out=out[sl])
+        np.take(X, idx[sl], axis=0, out=out[sl], mode="clip")
 
     map_row_blocks(part, row_blocks(m, min_rows=max(1024, -(-m // n_threads()))))
     return out

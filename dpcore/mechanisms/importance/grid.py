@@ -78,12 +78,16 @@ def _thin(bins: np.ndarray, table: np.ndarray, qbar: float,
     size = int(n * qbar + 8.0 * np.sqrt(n * qbar) + 16)
     walks, last = [], -1
     while last < n - 1:
-        walks.append(last + np.cumsum(_walk_gaps(qbar, size, gen)))
-        last = int(walks[-1][-1])
+        pos = np.cumsum(_walk_gaps(qbar, size, gen))
+        pos += last
+        walks.append(pos)
+        last = int(pos[-1])
     pos = np.concatenate(walks) if len(walks) > 1 else walks[0]
-    cand = pos[pos < n]
+    cand = pos[:np.searchsorted(pos, n)]  # the walk is increasing: the rows < n lead
     q = table[bins[cand]]
-    keep = _keep_uniforms(cand.shape[0], gen) * qbar < q
+    u = _keep_uniforms(cand.shape[0], gen)
+    u *= qbar
+    keep = u < q
     return cand[keep], q[keep]
 
 

@@ -19,9 +19,13 @@ runs:
 Each cell is the median over interleaved rounds (every method at every limit once per round,
 so the load other processes put on the machine falls on all alike), printed as the ratio to
 scikit-learn at the same limit and the time. Then the sampled pipeline as a share of the full
-fit, and the acceptance line: DPLloyd's ratio at all cores ≤ its ratio at 1 thread. The same
-tables follow for the fastest round of each cell (on a shared, loaded machine the median
-carries the other processes' noise; the fastest round is the least disturbed one).
+fit (wall clock and the process's CPU time), and the acceptance line: DPLloyd's ratio at all
+cores ≤ its ratio at 1 thread. The same tables follow for the fastest round of each cell (on
+a shared, loaded machine the median carries the other processes' noise; the fastest round is
+the least disturbed one).
+
+Which ``dpcore`` runs: the one Python imports, i.e. the installed one unless ``PYTHONPATH``
+names a checkout (``PYTHONPATH=. python benchmarks/...`` for this working tree's).
 
 Data: preprocessed Covertype (566,486 × 54, ``dpcore.reproduce.importance.load_covertype``, as
 ``bench_kmeans.py``) when ``../shared/data`` (or ``DPCORE_DATA_DIR``) has it, otherwise a
@@ -137,25 +141,30 @@ def run(rounds: int, n: int | None, exact: bool) -> None:
     lims = limits()
     table = methods(X, r, exact)
     times: dict[tuple[str, int], list[float]] = {(m, t): [] for m in table for t in lims}
+    cpu: dict[tuple[str, int], list[float]] = {key: [] for key in times}
     warnings.simplefilter("ignore", PrivacyLeakWarning)
     for _ in range(rounds + 1):  # the first round warms caches and is dropped
         for t in lims:
             for label, fn in table.items():
                 with threadpool_limits(limits=t), threads.thread_limit(t):
-                    t0 = time.perf_counter()
+                    c0, t0 = time.process_time(), time.perf_counter()
                     fn(t)
                     times[(label, t)].append(time.perf_counter() - t0)
+                    cpu[(label, t)].append(time.process_time() - c0)
     load_avg = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     print(f"Data: {name}, {X.shape[0]:,} × {X.shape[1]}, k = {K}, T = {T}, ε = {EPS}; "
           f"cores allowed: {threads.available_cores()}; {rounds} interleaved rounds; load "
           f"average after the run: {load_avg[0]:.2f} / {load_avg[1]:.2f} / {load_avg[2]:.2f}")
     for stat in (statistics.median, min):
         report({key: stat(v[1:]) for key, v in times.items()}, list(table), lims,
-               "medians" if stat is statistics.median else "fastest round (less load noise)")
+               "medians" if stat is statistics.median else "fastest round (less load noise)",
+               {key: stat(v[1:]) for key, v in cpu.items()})
 
 
-def report(med: dict, labels: list[str], lims: list[int], what: str) -> None:
-    """The ratio table, the sampled shares and the acceptance line for one statistic."""
+def report(med: dict, labels: list[str], lims: list[int], what: str, cpu: dict) -> None:
+    """The ratio table, the sampled shares (wall clock and CPU time: the process's CPU
+    seconds, all threads, which waiting for a loaded machine's cores does not inflate) and
+    the acceptance line for one statistic."""
     print(f"\n### {what}\n")
     print("| method | " + " | ".join(f"{t} thread{'s' * (t > 1)}" for t in lims) + " |")
     print("|---|" + "---|" * len(lims))
@@ -173,6 +182,8 @@ def report(med: dict, labels: list[str], lims: list[int], what: str) -> None:
         if label.startswith("sampled"):
             print(f"| {label} | " + " | ".join(
                 f"{100 * med[(label, t)] / med[(full, t)]:.1f} %" for t in lims) + " |")
+            print(f"| {label}, CPU time | " + " | ".join(
+                f"{100 * cpu[(label, t)] / cpu[(full, t)]:.1f} %" for t in lims) + " |")
     one, many = (med[(full, lims[0])] / med[("scikit-learn Lloyd", lims[0])],
                  med[(full, lims[-1])] / med[("scikit-learn Lloyd", lims[-1])])
     verdict = "pass" if many <= one else "FAIL"

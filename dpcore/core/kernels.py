@@ -277,7 +277,8 @@ def grid_histogram(
 
     Returns
     -------
-    bins : (n,) intp array, counts : (grid + 1,) int64 array
+    bins : (n,) uint16 array (intp when grid ≥ 2¹⁶), counts : (grid + 1,) int64 array
+        (2 bytes a row, not 8: the pass writes, and the sampler reads, a quarter of the bytes)
     finite : bool
         False when some row's squared norm is not finite (NaN, ±inf or overflow): the caller
         reports it; those rows' bins are meaningless.
@@ -286,7 +287,7 @@ def grid_histogram(
     g = int(grid)
     c = np.empty(0) if center is None else np.ascontiguousarray(center, dtype=float)
     scale = g / float(radius)
-    bins = np.empty(n, dtype=np.intp)
+    bins = np.empty(n, dtype=np.uint16 if g < 1 << 16 else np.intp)
     fast = use_compiled(n, X.shape[1]) if compiled is None else compiled
     one_pass = _grid_pass if fast else _grid_numpy
     out = np.empty(0) if norms is None else norms

@@ -15,7 +15,7 @@ import numpy as np
 
 from dpcore.core.kernels import grid_histogram
 from dpcore.core.rng import RNGLike, as_generator
-from dpcore.core.threads import MIN_ROWS_PER_THREAD, map_row_blocks, row_blocks
+from dpcore.core.threads import MIN_ROWS_PER_THREAD, map_row_blocks, n_threads, row_blocks
 from dpcore.mechanisms.importance.amplification import _positive
 from dpcore.mechanisms.importance.calibration import (
     LloydCalibration,
@@ -78,12 +78,16 @@ def _thin(bins: np.ndarray, table: np.ndarray, qbar: float,
     size = int(n * qbar + 8.0 * np.sqrt(n * qbar) + 16)
     walks, last = [], -1
     while last < n - 1:
-        walks.append(last + np.cumsum(_walk_gaps(qbar, size, gen)))
-        last = int(walks[-1][-1])
+        pos = np.cumsum(_walk_gaps(qbar, size, gen))
+        pos += last
+        walks.append(pos)
+        last = int(pos[-1])
     pos = np.concatenate(walks) if len(walks) > 1 else walks[0]
-    cand = pos[pos < n]
+    cand = pos[:np.searchsorted(pos, n)]  # the walk is increasing: the rows < n lead
     q = table[bins[cand]]
-    keep = _keep_uniforms(cand.shape[0], gen) * qbar < q
+    u = _keep_uniforms(cand.shape[0], gen)
+    u *= qbar
+    keep = u < q
     return cand[keep], q[keep]
 
 
@@ -132,13 +136,21 @@ def grid_poisson_sample(
 
 
 def gather_rows(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """``X[idx]`` copied on the row threads (the sampled rows of a large X)."""
-    out = np.empty((idx.shape[0], X.shape[1]), dtype=X.dtype)
+    """``X[idx]`` copied on the row threads (the sampled rows of a large X), one block a
+    thread: a copy is the same in any split.
+
+    ``idx`` must hold valid row indices (the sampler's). ``take(out=)`` in its default
+    ``mode="raise"`` copies through a temporary buffer the size of ``out``; ``"clip"`` writes
+    straight into it (the same rows for valid indices; Covertype's 20k sampled rows at one
+    thread: ≈ 0.4 ms CPU against 0.9 ms in 1024-row blocks and 2.5 ms in one buffered block).
+    """
+    m = idx.shape[0]
+    out = np.empty((m, X.shape[1]), dtype=X.dtype)
 
     def part(sl: slice) -> None:
-        np.take(X, idx[sl], axis=0, out=out[sl])
+        np.take(X, idx[sl], axis=0, out=out[sl], mode="clip")
 
-    map_row_blocks(part, row_blocks(idx.shape[0], min_rows=1024))
+    map_row_blocks(part, row_blocks(m, min_rows=max(1024, -(-m // n_threads()))))
     return out
 
 
@@ -191,8 +203,19 @@ def calibrate_lloyd_histogram(
 
     occupied = np.flatnonzero(counts)  # empty bins add nothing to the expected size
     z_occ, c_occ = grid[occupied], counts[occupied]
+    seen: dict[float, np.ndarray] = {}  # q at the occupied bins for each β tried
+
+    def expected_m(b: float) -> float:
+        seen[b] = q_table(b, z_occ)
+        return float(c_occ @ seen[b])
+
     bs_full = _beta_sum_for_radius_slope(eps, r, t, kappa)
-    bs, m = _privacy_noise_for_size(lambda b: float(c_occ @ q_table(b, z_occ)), bs_full,
-                                    sample_size, max(int(counts.sum()), 1), eps)
+    bs, m = _privacy_noise_for_size(expected_m, bs_full, sample_size,
+                                    max(int(counts.sum()), 1), eps)
     b_const = _noise_constant(bs, dim=dim, radius=r, n_iter=t, rho=rho)
-    return LloydCalibration("privacy", eps, m, bs, kappa * bs, b_const), q_table(bs)
+    # q is elementwise in z: the root's occupied bins are already known (one table less)
+    table = np.empty(g + 1)
+    empty = np.flatnonzero(counts == 0)
+    table[empty] = q_table(bs, grid[empty])
+    table[occupied] = seen[bs] if bs in seen else q_table(bs, z_occ)
+    return LloydCalibration("privacy", eps, m, bs, kappa * bs, b_const), table

@@ -45,11 +45,13 @@ from dpcore.mechanisms.importance.amplification import (
     logexpm1,
 )
 from dpcore.mechanisms.importance.weights import (
-    _neg_lambertw_m1_from_log as _neg_lambertw_m1_from_log,  # tests import it from here
-)
-from dpcore.mechanisms.importance.weights import (
+    _check_target,
+    _weights_of_checked_slopes,
     privacy_constrained_weights,
     solve_privacy_constrained,
+)
+from dpcore.mechanisms.importance.weights import (
+    _neg_lambertw_m1_from_log as _neg_lambertw_m1_from_log,  # tests import it from here
 )
 from dpcore.privacy.noise import public_randomness
 
@@ -231,7 +233,8 @@ def privacy_probabilities(
         (:mod:`dpcore.scale.sampling`, per partition) evaluate.
     """
     slopes = lloyd_profile(norms, beta_sum=beta_sum, beta_count=beta_count, n_iter=n_iter).slopes
-    return 1.0 / privacy_constrained_weights(slopes, target_epsilon)
+    # the profile checked its slopes (finite, ≥ 0): the weights do not scan them again
+    return 1.0 / _weights_of_checked_slopes(slopes, _check_target(target_epsilon))
 
 
 @public_randomness("Poisson subsampling: chooses which rows enter (amplification), adds no "

@@ -73,12 +73,7 @@ def _neg_lambertw_m1_from_log(log_negz: np.ndarray) -> np.ndarray:
     flat_in, flat_out = neg_l.reshape(-1), out.reshape(-1)
     for start in range(0, flat_in.size, _CHUNK):
         nl = flat_in[start:start + _CHUNK]
-        p = np.sqrt(np.maximum(-2.0 * np.expm1(1.0 - nl), 0.0))
-        near = 1.0 + p * (1.0 + p * (1 / 3 + p * (11 / 72 + p * (43 / 540 + p * (769 / 17280)))))
-        log_nl = np.log(nl)
-        inv = 1.0 / nl
-        far = nl + log_nl + log_nl * inv * (1.0 - 0.5 * (log_nl - 2.0) * inv)
-        v = np.where(nl < 1.6, near, far)
+        v = _lambertw_start(nl)
         for _ in range(3):
             g = v - np.log(v) - nl
             inv_v = 1.0 / v
@@ -86,6 +81,23 @@ def _neg_lambertw_m1_from_log(log_negz: np.ndarray) -> np.ndarray:
             v = np.maximum(v - 2.0 * g * g1 / (2.0 * g1 * g1 + g * inv_v * inv_v), 1.0)
         flat_out[start:start + _CHUNK] = v
     return out
+
+
+def _lambertw_start(nl: np.ndarray) -> np.ndarray:
+    """The start of :func:`_neg_lambertw_m1_from_log`'s Halley steps: the branch-point series
+    where −L < 1.6, the asymptotic one further out. A chunk that needs only one series skips
+    the other (DP-Lloyd's grid at ε* ≳ 1 is all "far"): the same numbers, fewer passes."""
+    is_near = nl < 1.6
+    use_near, use_far = bool(is_near.any()), not bool(is_near.all())
+    if use_near:
+        p = np.sqrt(np.maximum(-2.0 * np.expm1(1.0 - nl), 0.0))
+        near = 1.0 + p * (1.0 + p * (1 / 3 + p * (11 / 72 + p * (43 / 540 + p * (769 / 17280)))))
+        if not use_far:
+            return near
+    log_nl = np.log(nl)
+    inv = 1.0 / nl
+    far = nl + log_nl + log_nl * inv * (1.0 - 0.5 * (log_nl - 2.0) * inv)
+    return np.where(is_near, near, far) if use_near else far
 
 
 def privacy_constrained_weights(slopes, target_epsilon: float) -> np.ndarray:
@@ -122,6 +134,14 @@ def privacy_constrained_weights(slopes, target_epsilon: float) -> np.ndarray:
     k = np.asarray(slopes, dtype=float)
     if k.ndim != 1 or np.any(~np.isfinite(k)) or np.any(k < 0):
         raise ValueError("slopes must be a 1-D array of finite numbers ≥ 0")
+    return _weights_of_checked_slopes(k, target)
+
+
+def _weights_of_checked_slopes(k: np.ndarray, target: float) -> np.ndarray:
+    """:func:`privacy_constrained_weights` for slopes already checked to be a 1-D float array
+    of finite numbers ≥ 0 (a :class:`~dpcore.mechanisms.importance.amplification.LinearProfile`'s)
+    and a checked target: no second scan of them (a root search calls this ≈ 10 times); the
+    Assumption 8 check (K ≤ ε*) stays."""
     if k.size and k.max() > target * (1 + _ON_TARGET_RTOL):
         raise _infeasible(k, target)
     log_e = float(logexpm1(target))

@@ -166,6 +166,23 @@ class LloydDomain:
         out = (X < lo) | (X > hi)
         return np.clip(X, lo, hi), int(np.count_nonzero(out.any(axis=1)))
 
+    def clip_gathered(self, S: np.ndarray, bins: np.ndarray, grid: int
+                      ) -> tuple[np.ndarray, int]:
+        """:meth:`clip` of rows the norm-grid sampler gathered (S: its own copy, changed in
+        place), given their bins ⌈‖x‖ G/r⌉ ∧ G (:func:`dpcore.core.kernels.grid_histogram`).
+
+        On a ball a row of bin j < G has ‖x‖ ≤ r (G − 1)/G, far inside r even after rounding,
+        so only the last bin's rows are measured and clipped: the same rows and numbers as
+        clipping all of S, without a norm pass over it. A box is clipped as by :meth:`clip`.
+        """
+        if self.is_box:
+            return self.clip(S)
+        edge = np.flatnonzero(bins == grid)
+        inside, n_out = self.clip(S[edge])
+        if n_out:
+            S[edge] = inside
+        return S, n_out
+
     def centred_rows(self, X: np.ndarray) -> np.ndarray:
         """Box only: a copy of X clamped to the box and shifted by its centre (one copy)."""
         Y = np.clip(X, self.lo, self.hi)

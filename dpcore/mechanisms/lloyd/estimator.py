@@ -566,7 +566,7 @@ class DPLloyd(LazyDiagnostics, DPClusterer):
                                                radius=dom.radius, n_iter=t,
                                                sample_size=self.sample_size, count_share=share)
         idx, w = grid_poisson_sample(bins, table, counts, rng=gen)
-        S, n_out = dom.clip(gather_rows(X, idx))
+        S, n_out = dom.clip_gathered(gather_rows(X, idx), bins[idx], int(self.q_grid))
         if n_out:
             warnings.warn("some points lie outside the declared domain; they were clipped to it "
                           "(the guarantee needs every point inside)", UserWarning, stacklevel=3)

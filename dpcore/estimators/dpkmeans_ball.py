@@ -1,0 +1,168 @@
+"""A private ball inside a public box: DPKMeans's ``seeding="private-ball"`` (issue 23.6).
+
+DP-Lloyd's sum noise scales with the public domain (Su et al. 2016; Fay, Mair & Sjölund 2024,
+Algorithm 2: ε_sum = r/β_sum). A declared box as wide as heavy-tailed data's per-column range
+(KDD-like data: half-diagonal 370 for a bulk of norm ≈ 12) makes every noisy sum ~30× noisier
+than the data need. On a share of ε this module releases a smaller domain instead:
+
+1. a centre m: the noisy mean of the box-clamped rows, Σ (clip(x) − c) plus the box's own sum
+   noise (:func:`dpcore.mechanisms.lloyd.domain.box_domain`: L2-exponential with the
+   half-diagonal or per-coordinate Laplace, whichever has less noise), divided by the public n
+   (post-processing), clamped to the box: ε_c-DP;
+2. a radius r: the :data:`BALL_QUANTILE` of ‖clip(x) − m‖₂ by the exponential mechanism over
+   public log-spaced candidates in (0, 2 × the half-diagonal]
+   (:func:`dpcore.mechanisms.bounds.private_norm_quantile`): ε_r-DP given m.
+
+Both are pure DP, so the pair is (ε_c + ε_r)-DP by basic composition (``privacy_``), and
+DP-Lloyd on the ball ‖x − m‖ ≤ r with the rest of ε keeps the fit pure ε-DP. The rows are
+clamped to the box, then projected onto the ball: the projection is part of the released
+mechanism, so no row count outside the ball is ever shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpcore.core.rng import RNGLike, as_generator
+from dpcore.mechanisms.bounds import private_norm_quantile
+from dpcore.mechanisms.lloyd.domain import (
+    auto_count_share,
+    ball_domain,
+    box_domain,
+    error_budget_n_iter,
+)
+from dpcore.privacy.guarantees import PureDP
+from dpcore.privacy.kinds import compose
+from dpcore.privacy.noise import add_l2_exponential, add_laplace, exponential_mechanism
+
+__all__ = ["BALL_CENTRE_SPLIT", "BALL_QUANTILE", "BALL_SHARE", "PrivateBall", "ball_budget",
+           "ball_parts", "ball_rounds", "private_ball"]
+
+#: Share of DPKMeans's ε spent on the ball (measured in ``benchmarks/bench_recommended.py``).
+BALL_SHARE = 0.1
+#: Share of the ball's ε spent on the centre (the rest on the radius: at 0.3 its exponential
+#: mechanism picked radii 1.2–2× too large on letter/digit-like data at ε ≤ 1).
+BALL_CENTRE_SPLIT = 0.5
+#: The norm quantile the radius targets (``bench_kmeans``'s public radius for KDD-like data).
+BALL_QUANTILE = 0.975
+#: Smallest candidate radius ÷ the box's half-diagonal (candidates are 4 % apart).
+_LOWEST = 1e-3
+#: Largest candidate ÷ the box's half-diagonal: a ball wider than the box's own enclosing ball
+#: saves nothing, and every candidate above the data's norms dilutes the exponential mechanism.
+_HIGHEST = 1.0
+_CANDIDATES = 200
+
+
+@dataclass(frozen=True)
+class PrivateBall:
+    """A privately released ball ‖x − center‖₂ ≤ radius and what it cost.
+
+    Attributes
+    ----------
+    center : (d,) array, in the data's coordinates (inside the box)
+    radius : float
+    parts : (PureDP, PureDP), the centre's and the radius's guarantees
+    """
+
+    center: np.ndarray
+    radius: float
+    parts: tuple[PureDP, PureDP]
+
+    @property
+    def privacy_(self) -> PureDP:
+        return compose(*self.parts)
+
+
+def ball_budget(epsilon: float, share: float) -> tuple[float, float]:
+    """(the ball's ε, DP-Lloyd's ε) for a fit of total ``epsilon`` spending ``share`` on the ball.
+
+    DP-Lloyd gets (1 − share)·ε and the ball the exact difference (Sterbenz: exact for
+    share ≤ 1/2), so the two add up to ε in floating point and ``privacy_`` is ε, not ε + 1 ulp.
+    """
+    lloyd = (1.0 - share) * epsilon
+    return epsilon - lloyd, lloyd
+
+
+def ball_parts(epsilon: float, centre_split: float = BALL_CENTRE_SPLIT
+               ) -> tuple[PureDP, PureDP]:
+    """The centre's and the radius's guarantees on the ball's ``epsilon`` (what
+    :func:`private_ball` spends; the release's privacy map plans with the same numbers). The
+    radius gets the exact remainder, so the parts compose to ``epsilon`` itself."""
+    centre = centre_split * epsilon
+    return PureDP(centre), PureDP(epsilon - centre)
+
+
+def ball_rounds(epsilon: float, n: float, k: int, d: int, count_share: float | str) -> int:
+    """T of DP-Lloyd on the private ball: the error-budget rule
+    (:func:`~dpcore.mechanisms.lloyd.domain.error_budget_n_iter`) at the *whole* ε.
+
+    The rule's tolerance is relative to the domain, so at the stage's (1 − share)·ε it can drop
+    a round the box fit gets (letter-like data at ε = 3: T = 2 instead of 3, +4 % cost); the
+    ball's share bought a domain no wider than the box, so the box's rounds stay affordable.
+    A function of public inputs (ε, n, k, d), as the privacy map needs.
+    """
+    dom = ball_domain(1.0, d)
+    f = auto_count_share(dom) if isinstance(count_share, str) else float(count_share)
+    return error_budget_n_iter(epsilon, n, k, dom, f)
+
+
+def private_ball(
+    X: np.ndarray,
+    bounds,
+    n: float,
+    epsilon: float,
+    *,
+    centre_split: float = BALL_CENTRE_SPLIT,
+    quantile: float = BALL_QUANTILE,
+    rng: RNGLike = None,
+) -> tuple[PrivateBall, np.ndarray]:
+    """Release a ball inside the public box on ``epsilon`` (module docstring).
+
+    Parameters
+    ----------
+    X : (n, d) array
+    bounds : (lo, hi)
+        The public box (rows outside are clamped to it first).
+    n : float
+        The public (declared) row count that divides the noisy sum.
+    epsilon : float
+        The ball's ε (finite, > 0): ``centre_split`` of it for the centre, the rest for r.
+    rng : None, int or Generator
+
+    Returns
+    -------
+    ball : PrivateBall
+    Z : (n, d) array
+        The rows clamped to the box, mapped by x ↦ (x − center)/radius and projected onto the
+        unit ball: what DP-Lloyd on ``radius=1`` reads without clipping again. (Its noise and
+        ε are scale-free, so this is DP-Lloyd on the ball; on the unit ball a sampled stage's
+        ε is computed with the same floats as the privacy map's, which cannot know r.)
+    """
+    gen = as_generator(rng)
+    dom = box_domain(bounds, X.shape[1])
+    c, h = dom.center, dom.half_ranges
+    parts = ball_parts(epsilon, centre_split)
+    eps_c, eps_r = parts[0].epsilon, parts[1].epsilon
+    Y = np.clip(X, dom.lo, dom.hi) - c
+    s = Y.sum(axis=0)
+    if dom.weights is None:  # ‖clip(x) − c‖₂ ≤ the half-diagonal
+        noisy = add_l2_exponential(s[None], dom.radius / eps_c, sensitivity=dom.radius,
+                                   rng=gen)[0]
+    else:  # Σ|clip(x)_i − c_i|/u_i ≤ dom.radius: Lap(β u_i) per coordinate, as DP-Lloyd's sums
+        u = dom.weights
+        noisy = add_laplace(s / u, dom.radius / eps_c, sensitivity=dom.radius, rng=gen) * u
+    m = np.clip(noisy / float(n), -h, h)
+    Y -= m
+    H = dom.l2_radius
+    lower, upper = _LOWEST * H, _HIGHEST * H
+    if Y.shape[0]:
+        r = private_norm_quantile(Y, quantile, epsilon=eps_r, lower=lower, upper=upper,
+                                  n_candidates=_CANDIDATES, rng=gen).radius
+    else:  # no rows (the door's parameter check): every score is 0, the same law as above
+        j = exponential_mechanism(np.zeros(_CANDIDATES), eps_r, 1.0, rng=gen)
+        r = float(np.geomspace(lower, upper, _CANDIDATES)[int(j)])
+    Y /= r  # the unit ball: DP-Lloyd's accounting is then the map's, bit for bit
+    Z, _ = ball_domain(1.0, X.shape[1]).clip(Y)
+    return PrivateBall(m + c, float(r), parts), Z

@@ -44,7 +44,7 @@ def test_ball_centre_and_radius_estimate_the_data():
     mean = X.mean(axis=0)
     assert np.linalg.norm(ball.center - mean) < 0.05 * np.linalg.norm(box[1] - box[0])
     q = np.quantile(np.linalg.norm(X - ball.center, axis=1), BALL_QUANTILE)
-    assert q / 1.1 <= ball.radius <= q * 1.1  # candidates are 4 % apart
+    assert q / 1.15 <= ball.radius <= q * 1.15  # candidates are 12 % apart
     # the rows DP-Lloyd reads: (x − center)/radius, inside the unit ball (no clipping left)
     inside = np.linalg.norm(X - ball.center, axis=1) < ball.radius
     assert Z.shape == X.shape and np.linalg.norm(Z, axis=1).max() <= 1 + 1e-12

@@ -19,6 +19,7 @@ from dpcore.estimators.dpkmeans_ball import (
     ball_budget,
     ball_parts,
     private_ball,
+    private_centre,
 )
 from dpcore.privacy.audit import audit_epsilon, repeat
 from dpcore.privacy.guarantees import PureDP
@@ -115,20 +116,20 @@ def test_private_ball_beats_the_box_on_heavy_tails():
 
 
 def _centre(epsilon: float):
-    """One coordinate of the released centre on a 1-d box [−1, 1] with public n = 50."""
-    return repeat(lambda X, rng: private_ball(X, (-1.0, 1.0), 50, epsilon, rng=rng)[0].center[0])
+    """The released centre on the box [−1, 1]² with public n = 50 (first coordinate audited)."""
+    return repeat(lambda X, rng: private_centre(X, (-1.0, 1.0), 50, epsilon, rng=rng)[0])
 
 
 @pytest.mark.slow
 def test_centre_release_stays_under_its_epsilon_and_a_broken_twin_is_flagged():
-    """Audit of the new release (the centre, ``BALL_CENTRE_SPLIT`` of the ball's ε): D₀ = 50
-    rows at 0, D₁ = D₀ plus a row at the box's corner. The real centre stays under its claim;
-    one calibrated to 10× the ε (a sensitivity taken from the ball instead of the box, or
-    the whole ball's ε spent twice) is flagged."""
-    d0 = np.zeros((50, 1))
-    d1 = np.vstack([d0, [[1.0]]])
+    """Audit of the new release (the centre, ``BALL_CENTRE_SPLIT`` of the ball's ε, the same
+    code path as :func:`private_ball`'s): D₀ = 50 rows at 0, D₁ = D₀ plus a row at the box's
+    corner (the worst case). The real centre stays under its claim; one calibrated to 10× the
+    ε (a sensitivity from the ball instead of the box, the ball's ε spent twice) is flagged."""
+    d0 = np.zeros((50, 2))
+    d1 = np.vstack([d0, [[1.0, 1.0]]])
     claim = ball_parts(1.0)[0].epsilon
-    real = audit_epsilon(_centre(1.0), d0, d1, n_samples=10_000, rng=0)
+    real = audit_epsilon(_centre(claim), d0, d1, n_samples=20_000, rng=0)
     assert real.epsilon_lower <= claim, real
-    broken = audit_epsilon(_centre(10.0), d0, d1, n_samples=10_000, rng=0)
+    broken = audit_epsilon(_centre(10 * claim), d0, d1, n_samples=20_000, rng=0)
     assert broken.epsilon_lower > claim, broken

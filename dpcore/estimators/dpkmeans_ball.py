@@ -38,7 +38,7 @@ from dpcore.privacy.kinds import compose
 from dpcore.privacy.noise import add_l2_exponential, add_laplace, exponential_mechanism
 
 __all__ = ["BALL_CENTRE_SPLIT", "BALL_QUANTILE", "BALL_SHARE", "PrivateBall", "ball_budget",
-           "ball_parts", "ball_rounds", "private_ball"]
+           "ball_parts", "ball_rounds", "private_ball", "private_centre"]
 
 #: Share of DPKMeans's ε spent on the ball (measured in ``benchmarks/bench_recommended.py``).
 BALL_SHARE = 0.1
@@ -147,18 +147,10 @@ def private_ball(
     """
     gen = as_generator(rng)
     dom = box_domain(bounds, X.shape[1])
-    c, h = dom.center, dom.half_ranges
     parts = ball_parts(epsilon, centre_split)
-    eps_c, eps_r = parts[0].epsilon, parts[1].epsilon
-    Y = np.clip(X, dom.lo, dom.hi) - c
-    s = Y.sum(axis=0)
-    if dom.weights is None:  # ‖clip(x) − c‖₂ ≤ the half-diagonal
-        noisy = add_l2_exponential(s[None], dom.radius / eps_c, sensitivity=dom.radius,
-                                   rng=gen)[0]
-    else:  # Σ|clip(x)_i − c_i|/u_i ≤ dom.radius: Lap(β u_i) per coordinate, as DP-Lloyd's sums
-        u = dom.weights
-        noisy = add_laplace(s / u, dom.radius / eps_c, sensitivity=dom.radius, rng=gen) * u
-    m = np.clip(noisy / float(n), -h, h)
+    Y = np.clip(X, dom.lo, dom.hi) - dom.center
+    m = _noisy_centre(Y, dom, n, parts[0].epsilon, gen)
+    eps_r = parts[1].epsilon
     Y -= m
     H = dom.l2_radius
     lower, upper = _LOWEST * H, _HIGHEST * H
@@ -170,4 +162,25 @@ def private_ball(
         r = float(np.geomspace(lower, upper, _CANDIDATES)[int(j)])
     Y /= r  # the unit ball: DP-Lloyd's accounting is then the map's, bit for bit
     Z, _ = ball_domain(1.0, X.shape[1]).clip(Y)
-    return PrivateBall(m + c, float(r), parts), Z
+    return PrivateBall(m + dom.center, float(r), parts), Z
+
+
+def private_centre(X: np.ndarray, bounds, n: float, epsilon: float, *,
+                   rng: RNGLike = None) -> np.ndarray:
+    """The ball's centre alone: the ε-DP noisy mean of the box-clamped rows over the public n
+    (step 1 of the module docstring; what the audit tests)."""
+    dom = box_domain(bounds, X.shape[1])
+    Y = np.clip(X, dom.lo, dom.hi) - dom.center
+    return _noisy_centre(Y, dom, n, epsilon, as_generator(rng)) + dom.center
+
+
+def _noisy_centre(Y: np.ndarray, dom, n: float, eps: float, gen) -> np.ndarray:
+    """Σ y over box-centred rows y = clip(x) − c plus the box's sum noise, ÷ the public n,
+    clamped to the box (in the box-centred coordinates)."""
+    s = Y.sum(axis=0)
+    if dom.weights is None:  # ‖clip(x) − c‖₂ ≤ the half-diagonal
+        noisy = add_l2_exponential(s[None], dom.radius / eps, sensitivity=dom.radius, rng=gen)[0]
+    else:  # Σ|clip(x)_i − c_i|/u_i ≤ dom.radius: Lap(β u_i) per coordinate, as DP-Lloyd's sums
+        u = dom.weights
+        noisy = add_laplace(s / u, dom.radius / eps, sensitivity=dom.radius, rng=gen) * u
+    return np.clip(noisy / float(n), -dom.half_ranges, dom.half_ranges)

@@ -86,13 +86,18 @@ def test_centres_and_predict_are_in_the_data_coordinates():
     np.testing.assert_array_equal(km.predict(X[:200]), d2.argmin(axis=1))
 
 
-def test_runs_on_an_empty_table_and_refuses_without_a_box():
+def test_runs_on_an_empty_table_warns_outside_the_box_and_refuses_without_one():
     """The release door checks parameters by fitting on zero rows (a ⊥ there refused every
-    default DPKMeans release); a ball needs a box to live in (a clear error, no traceback
-    from deep inside)."""
+    default DPKMeans release); rows outside the declared box are said, as on the box path (a
+    silent clamp hides a wrong declaration); a ball needs a box to live in (a clear error, no
+    traceback from deep inside)."""
     km = DPKMeans(2, epsilon=1.0, bounds=(-1.0, 1.0), n=100, seeding="private-ball", rng=0)
     km.fit(np.zeros((0, 3)))
     assert km.ball_ is not None and km.privacy_ == PureDP(1.0)
+    X = np.zeros((20, 3))
+    X[0, 1] = 5.0  # outside the declared box: said (as on the box path), then clamped
+    with pytest.warns(UserWarning, match="outside bounds"):
+        DPKMeans(2, epsilon=1.0, bounds=(-1.0, 1.0), n=20, seeding="private-ball", rng=0).fit(X)
     with pytest.raises(ValueError, match="needs bounds"):
         DPKMeans(2, epsilon=1.0, radius=1.0, n=100, seeding="private-ball").fit(np.zeros((5, 3)))
 

@@ -46,6 +46,7 @@ Example
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import replace
 from typing import ClassVar
 
@@ -332,6 +333,11 @@ class DPKMeans(DPClusterer):
         share = seed_share_of(self.seed_share, BALL_SHARE)
         n = declared_n(self.n, X.shape[0], why="DPKMeans(seeding='private-ball')", stacklevel=6)
         eps_ball, eps_lloyd = ball_budget(eps, share)
+        lo, hi = (np.asarray(b, dtype=float) for b in self.bounds)  # as declared: no rounding
+        if X.shape[0] and (np.any(X.min(axis=0) < lo) or np.any(X.max(axis=0) > hi)):
+            # as the box path says it (DPLloyd), without the count: the ball clamps silently
+            warnings.warn("some points lie outside bounds; they were clipped to the domain (the "
+                          "guarantee needs every point inside)", UserWarning, stacklevel=4)
         self.ball_, Z = private_ball(X, self.bounds, n, eps_ball, rng=gen)
         return Z, eps_lloyd
 

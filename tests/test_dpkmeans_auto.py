@@ -49,6 +49,7 @@ def test_auto_rule_follows_the_public_inputs():
     assert auto_seeding(n, d, k, high, box=True) == "box"
     assert auto_seeding(n, d, k, math.inf, box=True) == "box"
     assert auto_seeding(n, d, k, low, box=False) == "ball"
+    assert auto_seeding(n, d, k, low, box=True, sampled=True) == "ball"  # sampled: unmeasured
     for eps in (0.1, 1.0, 10.0, 1e4):
         assert auto_seeding(1e9, d, k, eps, box=True) != "maxcover"
         km = DPKMeans(3, epsilon=eps, bounds=(-1.0, 1.0), n=1e9, delta=1e-6, rng=0)

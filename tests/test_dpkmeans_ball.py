@@ -138,3 +138,38 @@ def test_centre_release_stays_under_its_epsilon_and_a_broken_twin_is_flagged():
     assert real.epsilon_lower <= claim, real
     broken = audit_epsilon(_centre(10 * claim), d0, d1, n_samples=20_000, rng=0)
     assert broken.epsilon_lower > claim, broken
+
+
+def test_start_is_clamped_to_the_box_in_the_ball():
+    """The private ball's start is in the box (in the data's coordinates) and in the ball: on a
+    box with one wide column and narrow others (Covertype's binary columns next to ranges of
+    thousands) an unclamped isotropic start put centres far outside the narrow columns, where
+    they never win a row."""
+    gen = np.random.default_rng(5)
+    X = np.column_stack([gen.uniform(0, 30, 4000), gen.integers(0, 2, (4000, 6))])
+    box = (np.r_[0.0, np.zeros(6)], np.r_[1000.0, np.ones(6)])  # the bulk fills 3 %
+    km = DPKMeans(8, epsilon=5.0, bounds=box, n=4000, seeding="private-ball", rng=1).fit(X)
+    assert km.ball_used_
+    start = km.lloyd_.history_[0] * km.ball_.radius + km.ball_.center
+    assert np.all(start >= box[0] - 1e-9) and np.all(start <= box[1] + 1e-9)
+    assert np.linalg.norm(km.lloyd_.history_[0], axis=1).max() <= 0.5 + 1e-12
+
+
+def test_a_box_the_data_fill_keeps_the_box_at_the_same_rounds():
+    """Where the released ball is noisier than the box (the data fill a box with one wide
+    column: the box's per-column Laplace noise spares the narrow ones), DP-Lloyd runs on the
+    box, with the T and count share it would have had on the ball, so the parts (what the
+    ledger charges) are the ball's two then the same rounds; a fit that kept the ball there
+    cost 2× the box on Covertype, and one with the box's own T would mis-charge the ledger."""
+    from dpcore.estimators.dpkmeans_ball import stage_budget
+
+    gen = np.random.default_rng(6)
+    X = np.column_stack([gen.uniform(0, 1000, 4000), gen.integers(0, 2, (4000, 6))])
+    box = (np.r_[0.0, np.zeros(6)], np.r_[1000.0, np.ones(6)])
+    km = DPKMeans(8, epsilon=1.0, bounds=box, n=4000, seeding="private-ball", rng=1).fit(X)
+    assert not km.ball_used_ and km.lloyd_.domain_.is_box
+    t, f = stage_budget(1.0, 4000, 8, box, 7, "auto")
+    assert (km.n_iter_, km.count_share_) == (t, pytest.approx(f, rel=1e-12))
+    assert km.privacy_ == PureDP(1.0)
+    assert np.all(km.cluster_centers_ >= box[0]) and np.all(km.cluster_centers_ <= box[1])
+    np.testing.assert_array_equal(km.predict(X[:50]), km.lloyd_.predict(X[:50]))

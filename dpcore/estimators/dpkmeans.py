@@ -71,7 +71,13 @@ from dpcore.data.params import (
     SHARE,
     Param,
 )
-from dpcore.estimators.dpkmeans_ball import BALL_SHARE, ball_budget, ball_rounds, private_ball
+from dpcore.estimators.dpkmeans_ball import (
+    BALL_SHARE,
+    ball_budget,
+    ball_is_quieter,
+    private_ball,
+    stage_budget,
+)
 from dpcore.mechanisms.lloyd.algorithm import BLOCK_ROWS, random_ball_centers
 from dpcore.mechanisms.lloyd.domain import box_domain, declared_n
 from dpcore.mechanisms.lloyd.estimator import SAMPLER, SUM_NOISE, DPLloyd
@@ -92,7 +98,8 @@ def _spread_centres(mean: np.ndarray, sd: np.ndarray, k: int, gen: np.random.Gen
     return mean + sd * gen.standard_normal((k, mean.size))
 
 
-def auto_seeding(n: float, d: int, k: int, epsilon: float, *, box: bool) -> str:
+def auto_seeding(n: float, d: int, k: int, epsilon: float, *, box: bool,
+                 sampled: bool = False) -> str:
     """The start ``seeding="auto"`` uses: a function of public inputs only (n, d, k, ε and
     whether the domain is a box), never of the data, so it costs no privacy and ``privacy_``
     follows from the same public inputs.
@@ -108,7 +115,8 @@ def auto_seeding(n: float, d: int, k: int, epsilon: float, *, box: bool) -> str:
     "The recommended start").
     """
     if box and math.isfinite(epsilon) and epsilon * n / (k * d) < BALL_START_BELOW:
-        return "private-ball"
+        # a sampled fit keeps the ball start: on the ball its calibration was not measured
+        return "ball" if sampled else "private-ball"
     return "box" if box else "ball"
 
 
@@ -180,8 +188,10 @@ class DPKMeans(DPClusterer):
     seeding_ : MaxCoverKMeans or None
         The fitted max-cover seeding (``partition_``, ``proxy_centers_``, ``budget_``, …).
     ball_ : PrivateBall or None
-        The released ball of ``"private-ball"`` (``center``, ``radius``, ``parts``); ``lloyd_``
-        then works on the unit ball, x ↦ (x − ``ball_.center``)/``ball_.radius``.
+        The released ball of ``"private-ball"`` (``center``, ``radius``, ``parts``).
+    ball_used_ : bool
+        Whether DP-Lloyd ran on that ball (its noise is below the box's): ``lloyd_`` then works
+        on the unit ball, x ↦ (x − ``ball_.center``)/``ball_.radius``; else on the box.
     n_iter_, count_share_ : int, float
     n_features_in_ : int
     """
@@ -263,6 +273,7 @@ class DPKMeans(DPClusterer):
             init, eps_lloyd, self.seeding_, assign = "random_ball", eps, None, None
             seeding = self.seeding_kind_ = self._seeding_kind(X, eps, k)
             self.ball_, radius, bounds, X_fit = None, self.radius, self.bounds, X
+            share, self.ball_used_ = self.count_share, False
             # progress: the seeding (most of the time) then the DP-Lloyd rounds, one rising fraction
             split = SEEDING_PROGRESS if seeding == "maxcover" else 0.0
             with substep(0.0, split):
@@ -273,19 +284,26 @@ class DPKMeans(DPClusterer):
                 elif seeding == "ball" and self.bounds is not None:
                     init = self._ball_start(X.shape[1], k, gen)
                 elif seeding == "private-ball" and math.isfinite(eps):
-                    X_fit, eps_lloyd = self._private_ball(X, eps, gen)
-                    radius, bounds = 1.0, None  # X_fit: the ball mapped onto the unit ball
-                    if t is None:
-                        t = ball_rounds(eps, n_pub, k, X.shape[1], self.count_share)
+                    Z, eps_lloyd = self._private_ball(X, eps, gen)
+                    d = X.shape[1]
+                    t, share = stage_budget(eps, n_pub, k, self.bounds, d, self.count_share,
+                                            self.sum_noise, t)
+                    # with a sampler always the ball: its calibrated ε is then the map's
+                    if self.sampler is not None or ball_is_quieter(self.ball_, self.bounds, d,
+                                                                   self.sum_noise):
+                        X_fit, radius, bounds, self.ball_used_ = Z, 1.0, None, True
+                        init = self._ball_start(d, k, gen, self.ball_)
+                    else:  # the box is quieter: DP-Lloyd on it, from its ball start
+                        init = self._ball_start(d, k, gen)
             with substep(split, 1.0):
                 lloyd = fit_lloyd_stage(
                     X_fit, k, epsilon=eps_lloyd, bounds=bounds, radius=radius, n=n_pub,
-                    sum_noise=self.sum_noise, n_iter=t, count_share=self.count_share,
+                    sum_noise=self.sum_noise, n_iter=t, count_share=share,
                     sampler=self.sampler, sample_size=self.sample_size, init=init,
                     init_assign=assign, rng=gen)
             self.lloyd_ = lloyd
             self.cluster_centers_ = lloyd.cluster_centers_
-            if self.ball_ is not None:  # back to the data's coordinates, inside the box
+            if self.ball_used_:  # back to the data's coordinates, inside the box
                 dom = box_domain(self.bounds, X.shape[1])
                 self.cluster_centers_ = np.clip(
                     lloyd.cluster_centers_ * self.ball_.radius + self.ball_.center, dom.lo, dom.hi)
@@ -306,7 +324,8 @@ class DPKMeans(DPClusterer):
         if self.seeding != "auto":
             return self.resolved_seeding(X.shape[0], X.shape[1])
         n = declared_n(self.n, X.shape[0], why="DPKMeans(seeding='auto')", stacklevel=5)
-        return auto_seeding(n, X.shape[1], k, eps, box=self.bounds is not None)
+        return auto_seeding(n, X.shape[1], k, eps, box=self.bounds is not None,
+                            sampled=self.sampler is not None)
 
     def resolved_seeding(self, n: float, d: int) -> str | None:
         """The start ``fit`` will use on a table of n rows (public) and d columns: "auto"
@@ -316,14 +335,22 @@ class DPKMeans(DPClusterer):
             return "box" if self.seeding is None and self.bounds is not None else self.seeding
         n_pub = float(n) if self.n is None else float(self.n)
         return auto_seeding(n_pub, int(d), int(self.n_clusters), float(self.epsilon),
-                            box=self.bounds is not None)
+                            box=self.bounds is not None, sampled=self.sampler is not None)
 
-    def _ball_start(self, d: int, k: int, gen) -> np.ndarray:
-        """The ball's data-independent start on a box: uniform in the ball of half the box's
-        half-diagonal around its centre (what ``radius=`` gets), clamped to the box."""
+    def _ball_start(self, d: int, k: int, gen, ball=None) -> np.ndarray:
+        """The ball's start on a box: uniform in the ball of half the box's half-diagonal
+        around its centre (what ``radius=`` gets), clamped to the box. With a private ``ball``:
+        uniform in the ball of half its radius around its centre, clamped to the box, in the
+        unit-ball coordinates DP-Lloyd then works in (x − center)/radius. The clamp matters
+        where the columns' ranges differ (Covertype: 44 binary columns next to ranges of
+        thousands): an isotropic start put most centres far outside the binary columns' range,
+        where they never win a row."""
         dom = box_domain(self.bounds, d)
-        C = random_ball_centers(k, d, float(np.linalg.norm(dom.half_ranges)), rng=gen)
-        return np.clip(C, -dom.half_ranges, dom.half_ranges) + dom.center
+        if ball is None:
+            C = random_ball_centers(k, d, float(np.linalg.norm(dom.half_ranges)), rng=gen)
+            return np.clip(C, -dom.half_ranges, dom.half_ranges) + dom.center
+        C = random_ball_centers(k, d, ball.radius, rng=gen) + ball.center
+        return (np.clip(C, dom.lo, dom.hi) - ball.center) / ball.radius
 
     def _private_ball(self, X, eps, gen) -> tuple[np.ndarray, float]:
         """The rows in a private ball's coordinates and DP-Lloyd's ε (``seed_share`` of ε spent,
@@ -407,8 +434,7 @@ class DPKMeans(DPClusterer):
     def predict(self, X) -> np.ndarray:
         """Index of the nearest learned centre for each row of X."""
         self._check_predict_X(X)
-        ball = getattr(self, "ball_", None)
-        if ball is not None:  # nearest of the released centres, in the data's coordinates
+        if getattr(self, "ball_used_", False):  # nearest released centre, data's coordinates
             return nearest_center(np.asarray(X, dtype=float), self.cluster_centers_,
                                   block_rows=BLOCK_ROWS)[0]
         return self.lloyd_.predict(X)

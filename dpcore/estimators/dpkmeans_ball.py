@@ -38,7 +38,7 @@ from dpcore.privacy.kinds import compose
 from dpcore.privacy.noise import add_l2_exponential, add_laplace, exponential_mechanism
 
 __all__ = ["BALL_CENTRE_SPLIT", "BALL_QUANTILE", "BALL_SHARE", "PrivateBall", "ball_budget",
-           "ball_parts", "ball_rounds", "private_ball", "private_centre"]
+           "ball_is_quieter", "ball_parts", "private_ball", "private_centre", "stage_budget"]
 
 #: Share of DPKMeans's ε spent on the ball (measured in ``benchmarks/bench_recommended.py``).
 BALL_SHARE = 0.1
@@ -99,18 +99,36 @@ def ball_parts(epsilon: float, centre_split: float = BALL_CENTRE_SPLIT
     return PureDP(centre), PureDP(epsilon - centre)
 
 
-def ball_rounds(epsilon: float, n: float, k: int, d: int, count_share: float | str) -> int:
-    """T of DP-Lloyd on the private ball: the error-budget rule
-    (:func:`~dpcore.mechanisms.lloyd.domain.error_budget_n_iter`) at the *whole* ε.
+def stage_budget(epsilon: float, n: float | None, k: int, bounds, d: int,
+                 count_share: float | str, sum_noise: str = "auto",
+                 n_iter: int | None = None) -> tuple[int, float]:
+    """T and the count share of DP-Lloyd after the ball: the box's own rules
+    (:func:`~dpcore.mechanisms.lloyd.domain.error_budget_n_iter`,
+    :func:`~dpcore.mechanisms.lloyd.domain.auto_count_share`) at the *whole* ε.
 
-    The rule's tolerance is relative to the domain, so at the stage's (1 − share)·ε it can drop
-    a round the box fit gets (letter-like data at ε = 3: T = 2 instead of 3, +4 % cost); the
-    ball's share bought a domain no wider than the box, so the box's rounds stay affordable.
-    A function of public inputs (ε, n, k, d), as the privacy map needs.
+    One (T, share) for whichever domain :func:`ball_is_quieter` picks, so the fit's parts are
+    the privacy map's whatever the released radius (a function of public inputs only). At the
+    whole ε: the rule's tolerance is relative to the domain, and at (1 − share)·ε it dropped a
+    round the box fit gets (letter-like data at ε = 3: T = 2 instead of 3, +4 % cost); the
+    ball's share buys a domain no noisier than the box, so the box's rounds stay affordable.
     """
-    dom = ball_domain(1.0, d)
+    dom = box_domain(bounds, d, sum_noise=sum_noise)
     f = auto_count_share(dom) if isinstance(count_share, str) else float(count_share)
-    return error_budget_n_iter(epsilon, n, k, dom, f)
+    t = error_budget_n_iter(epsilon, float(n), k, dom, f) if n_iter is None else int(n_iter)
+    return t, f
+
+
+def ball_is_quieter(ball: PrivateBall, bounds, d: int, sum_noise: str = "auto") -> bool:
+    """Whether DP-Lloyd's sums are less noisy on the released ball than on the box: expected
+    noise power at the same ε, r²·d(d + 1) for the ball's L2-exponential noise against the
+    box's own (the comparison :func:`~dpcore.mechanisms.lloyd.domain.box_domain` makes between
+    its two noises). Post-processing of the released radius. False on a box the data fill
+    (Covertype: r = 0.9 of the half-diagonal, and the box's per-column Laplace noise spares its
+    44 binary columns): DP-Lloyd then runs on the box, at the same T and share.
+    """
+    box = box_domain(bounds, d, sum_noise=sum_noise)
+    ball_dom = ball_domain(ball.radius, d)
+    return ball_dom.radius**2 * ball_dom.noise_power() < box.radius**2 * box.noise_power()
 
 
 def private_ball(

@@ -169,14 +169,16 @@ def _stage(k: int, epsilon: float, facts: PublicFacts, *, partition: bool, n_ite
 
 
 def _dpkmeans_stage(est: Any, epsilon: float, facts: PublicFacts, partition: bool,
-                    ball_rounds: int | None = None) -> tuple[float, tuple[Part, ...] | None]:
-    # a private ball's stage: DP-Lloyd on the unit ball (DPKMeans rescales), T rounds
-    ball = ball_rounds is not None
-    return _stage(int(est.n_clusters), epsilon, facts, partition=partition,
-                  n_iter=ball_rounds if est.n_iter == "auto" else est.n_iter,
+                    ball: tuple[int, float] | None = None
+                    ) -> tuple[float, tuple[Part, ...] | None]:
+    # after a private ball: DP-Lloyd on the unit ball (DPKMeans rescales; on the box it has the
+    # same rounds) at the ball's (T, count share)
+    t, f = ball if ball is not None else (None if est.n_iter == "auto" else est.n_iter,
+                                         est.count_share)
+    return _stage(int(est.n_clusters), epsilon, facts, partition=partition, n_iter=t,
                   bounds=None if ball else est.bounds, radius=1.0 if ball else est.radius,
                   n=est.n, sum_noise=est.sum_noise,
-                  count_share=est.count_share, sampler=est.sampler, sample_size=est.sample_size)
+                  count_share=f, sampler=est.sampler, sample_size=est.sample_size)
 
 
 def dpkmeans_map(p: Mapping[str, Any], facts: PublicFacts) -> Planned:
@@ -192,15 +194,16 @@ def dpkmeans_map(p: Mapping[str, Any], facts: PublicFacts) -> Planned:
             BALL_SHARE,
             ball_budget,
             ball_parts,
-            ball_rounds,
+            stage_budget,
         )
 
         eps_ball, eps_lloyd = ball_budget(eps, seed_share_of(est.seed_share, BALL_SHARE))
         parts = ball_parts(eps_ball)
         ball = compose(*parts).epsilon
         n_pub = float(facts.n if est.n is None else est.n)
-        t = ball_rounds(eps, n_pub, int(est.n_clusters), facts.d, est.count_share)
-        stage, rounds = _dpkmeans_stage(est, eps_lloyd, facts, False, ball_rounds=t)
+        tf = stage_budget(eps, n_pub, int(est.n_clusters), est.bounds, facts.d, est.count_share,
+                          est.sum_noise, None if est.n_iter == "auto" else est.n_iter)
+        stage, rounds = _dpkmeans_stage(est, eps_lloyd, facts, False, ball=tf)
         return Planned(PureDP(stage + ball), None if rounds is None else (*parts, *rounds))
     if est.seeding == "maxcover":
         seed = maxcover_map({"n_clusters": est.n_clusters, "epsilon":

@@ -16,12 +16,14 @@ configured from the public information an analyst has:
   on a box while ε·n/(k·d) < :data:`BALL_START_BELOW`, a private ball inside the box
   (``"private-ball"``, :mod:`dpcore.estimators.dpkmeans_ball`: a noisy centre and a noisy
   97.5 % norm quantile on :data:`~dpcore.estimators.dpkmeans_ball.BALL_SHARE` of ε), then
-  DP-Lloyd on that ball from its data-independent start; else the box's start (uniform in its
-  middle half). Measured in ``benchmarks/bench_recommended.py``: on KDD-like data, whose box
-  (the per-column range of heavy tails) is ~30× wider than the bulk, 25–30 % lower cost than
-  any other box method; on letter- and digit-like data within the seed-to-seed spread of the
-  ball start. The *choice* never reads the data (the ball itself is a charged release), so
-  ``privacy_`` is the same function of public inputs: pure ε;
+  DP-Lloyd on that ball (or on the box where the ball would be noisier) from the ball's start;
+  else the box's start (uniform in its middle half). Measured in
+  ``benchmarks/bench_recommended.py`` (docs/dp_kmeans.md, "The private ball"): on KDD-like
+  data, whose box (the per-column range of heavy tails) is ~30× wider than the bulk, 22–30 %
+  below the ball start it replaced and 23 % below max-cover on the box at ε = 3; within 3.3 %
+  of the best box method on letter- and digit-like data. The *choice* never reads the data
+  (the ball itself is a charged release), so ``privacy_`` is the same function of public
+  inputs: pure ε;
 * optionally a private seeding (``seeding="maxcover"``: the partition of
   :meth:`dpcore.mechanisms.maxcover.MaxCoverKMeans.fit_partition`, Algorithm 2's lines 1–19, on a
   share of the budget; DP-Lloyd's first round averages it instead of NoisyAVG and gets one round
@@ -111,8 +113,9 @@ def auto_seeding(n: float, d: int, k: int, epsilon: float, *, box: bool,
     Max-cover's partition is not chosen: on ``benchmarks/bench_recommended.py``'s sets it was
     the best box method before the private ball only on KDD-like data at ε = 3 and letter-like
     at ε = 1, 1–60 % worse in the other cells with no public input separating them, and it
-    needs δ > 0; the private ball is 20 % below it on KDD-like data at ε = 3 (docs/dp_kmeans.md,
-    "The recommended start").
+    needs δ > 0; the private ball is 23 % below it on KDD-like data at ε = 3 (docs/dp_kmeans.md,
+    "The private ball"). With a sampler, the ball start as before (the sampled calibration on
+    the private ball was not measured).
     """
     if box and math.isfinite(epsilon) and epsilon * n / (k * d) < BALL_START_BELOW:
         # a sampled fit keeps the ball start: on the ball its calibration was not measured
@@ -164,7 +167,9 @@ class DPKMeans(DPClusterer):
         "private-ball" — box only, pure DP: a centre and radius released on ``seed_share`` of ε
         (default :data:`~dpcore.estimators.dpkmeans_ball.BALL_SHARE`,
         :func:`~dpcore.estimators.dpkmeans_ball.private_ball`), then DP-Lloyd on that ball
-        (``radius=`` its radius around its centre) from the ball's start.
+        from its start clamped to the box, or on the box where the ball's sum noise would be
+        larger (:func:`~dpcore.estimators.dpkmeans_ball.ball_is_quieter`), at the box's T and
+        count share for the whole ε either way.
     seed_share : float in (0, 1), optional
         The seeding's share of ε. Default: 0.2 for "moments"; for "maxcover"
         :data:`dpcore.mechanisms.maxcover.estimator.DEFAULT_SEED_SHARE`, the split of

@@ -5,6 +5,7 @@ Issue 23, item 6. Each test names the bug it catches.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -37,19 +38,45 @@ def test_auto_choice_ignores_the_data(eps):
 
 
 def test_auto_rule_follows_the_public_inputs():
-    """The ball start below the threshold of ε·n/(k·d), the box start above it, on a ball the
-    ball's own start; never max-cover (a pure-DP default must never turn into an (ε, δ)
-    release behind the user's back)."""
+    """On a box, the private ball below the threshold of ε·n/(k·d) and the box start above it
+    (and at ε = ∞, where no noise needs a smaller domain); on a ball, the ball's own start;
+    never max-cover (a pure-DP default must never turn into an (ε, δ) release behind the
+    user's back). A swapped comparison or a forgotten domain kind fails here."""
     n, k, d = 20_000.0, 10, 16
     low = 0.5 * BALL_START_BELOW * k * d / n
     high = 2.0 * BALL_START_BELOW * k * d / n
-    assert auto_seeding(n, d, k, low, box=True) == "ball"
+    assert auto_seeding(n, d, k, low, box=True) == "private-ball"
     assert auto_seeding(n, d, k, high, box=True) == "box"
+    assert auto_seeding(n, d, k, math.inf, box=True) == "box"
     assert auto_seeding(n, d, k, low, box=False) == "ball"
+    assert auto_seeding(n, d, k, low, box=True, sampled=True) == "ball"  # sampled: unmeasured
     for eps in (0.1, 1.0, 10.0, 1e4):
         assert auto_seeding(1e9, d, k, eps, box=True) != "maxcover"
         km = DPKMeans(3, epsilon=eps, bounds=(-1.0, 1.0), n=1e9, delta=1e-6, rng=0)
-        assert km.fit(_data(5)).seeding_kind_ in ("box", "ball") and km.seeding_ is None
+        assert km.fit(_data(5)).seeding_kind_ in ("box", "private-ball") and km.seeding_ is None
+
+
+def test_auto_rule_never_reads_the_rows(monkeypatch):
+    """The choice is made before any row is read: with every row-reading step of the fit
+    replaced by a trap, ``resolved_seeding`` (what the privacy map plans with) and the fit's
+    ``seeding_kind_`` agree on every public input. A rule that looked at X (its spread, rows
+    outside the box, n read off X despite a declared n) would raise or disagree."""
+    import dpcore.estimators.dpkmeans as mod
+
+    class Trap(np.ndarray):
+        def __array_function__(self, *a, **kw):
+            raise AssertionError("the seeding rule read the rows")
+
+        def __getitem__(self, *a):
+            raise AssertionError("the seeding rule read the rows")
+
+    trap = np.zeros((7, 4)).view(Trap)
+    for eps, n in ((0.2, 1e3), (1.0, 1e5), (50.0, 1e3), (math.inf, 1e3)):
+        for bounds, radius in (((-2.0, 2.0), None), (None, 3.0)):
+            km = DPKMeans(5, epsilon=eps, bounds=bounds, radius=radius, n=n, rng=0)
+            kind = km._seeding_kind(trap, eps, 5)  # only X.shape may be used
+            assert kind == km.resolved_seeding(123, 4)  # the map's view: n declared wins
+            assert kind == mod.auto_seeding(n, 4, 5, eps, box=bounds is not None)
 
 
 @pytest.mark.parametrize("eps", [0.3, 30.0])

@@ -44,9 +44,9 @@ def test_recommended_variant_passes_the_box_only_when_declared():
 
 
 def test_fit_algorithm_recommended_uses_the_box_and_radius_only_still_runs():
-    """The dashboard's fit path: with a box the fitted DP-Lloyd stage has a box domain (its
-    clamping and noise are the box's); without one, the ball's. Catches ``fit_algorithm``
-    not forwarding ``bounds``."""
+    """The dashboard's fit path: with a box the fit clamps to it and runs in a private ball
+    inside it (``seeding_kind_``, ``ball_``); without one, on the declared ball. Catches
+    ``fit_algorithm`` not forwarding ``bounds``."""
     rng = np.random.default_rng(1)
     X = rng.uniform(-1.0, 1.0, size=(2000, 2)) * [1.0, 2.0]
     alg = clustering_algorithms()[REC]
@@ -56,7 +56,9 @@ def test_fit_algorithm_recommended_uses_the_box_and_radius_only_still_runs():
     assert out.error is None and out.centers is not None
     assert out.params["bounds"] == [[-1.0, -2.0], [1.0, 2.0]]
     est = DPKMeans(**out.params, rng=4).fit(X)
-    assert est.lloyd_.domain_.is_box
+    # on a box at this ε·n/(k·d) the recommended fit runs in a private ball inside the box
+    assert est.seeding_kind_ == "private-ball" and est.ball_ is not None
+    assert np.all(est.ball_.center >= box[0]) and np.all(est.ball_.center <= box[1])
     np.testing.assert_array_equal(est.cluster_centers_, out.centers)  # the same fit
     ball = fit_algorithm(alg, X, k=3, epsilon=1.0, delta=1e-6, radius=float(np.hypot(1, 2)),
                          seed=4)

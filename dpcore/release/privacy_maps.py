@@ -35,6 +35,7 @@ from dpcore.privacy.guarantees import (
     PrivacyLeakWarning,
     PureDP,
     RandomDP,
+    compose,
 )
 
 __all__ = ["CHECKED_BY_MAP", "MAPS", "Planned", "PublicFacts", "lloyd_plan_rounds"]
@@ -167,12 +168,17 @@ def _stage(k: int, epsilon: float, facts: PublicFacts, *, partition: bool, n_ite
     return lloyd_epsilon(lloyd, epsilon, facts), lloyd_plan_rounds(lloyd, epsilon, facts)
 
 
-def _dpkmeans_stage(est: Any, epsilon: float, facts: PublicFacts, partition: bool
+def _dpkmeans_stage(est: Any, epsilon: float, facts: PublicFacts, partition: bool,
+                    ball: tuple[int, float] | None = None
                     ) -> tuple[float, tuple[Part, ...] | None]:
-    return _stage(int(est.n_clusters), epsilon, facts, partition=partition,
-                  n_iter=None if est.n_iter == "auto" else est.n_iter, bounds=est.bounds,
-                  radius=est.radius, n=est.n, sum_noise=est.sum_noise,
-                  count_share=est.count_share, sampler=est.sampler, sample_size=est.sample_size)
+    # after a private ball: DP-Lloyd on the unit ball (DPKMeans rescales; on the box it has the
+    # same rounds) at the ball's (T, count share)
+    t, f = ball if ball is not None else (None if est.n_iter == "auto" else est.n_iter,
+                                         est.count_share)
+    return _stage(int(est.n_clusters), epsilon, facts, partition=partition, n_iter=t,
+                  bounds=None if ball else est.bounds, radius=1.0 if ball else est.radius,
+                  n=est.n, sum_noise=est.sum_noise,
+                  count_share=f, sampler=est.sampler, sample_size=est.sample_size)
 
 
 def dpkmeans_map(p: Mapping[str, Any], facts: PublicFacts) -> Planned:
@@ -183,6 +189,22 @@ def dpkmeans_map(p: Mapping[str, Any], facts: PublicFacts) -> Planned:
 
     est = DPKMeans(**p)
     eps = _eps(p)
+    if est.resolved_seeding(facts.n, facts.d) == "private-ball" and math.isfinite(eps):
+        from dpcore.estimators.dpkmeans_ball import (
+            BALL_SHARE,
+            ball_budget,
+            ball_parts,
+            stage_budget,
+        )
+
+        eps_ball, eps_lloyd = ball_budget(eps, seed_share_of(est.seed_share, BALL_SHARE))
+        parts = ball_parts(eps_ball)
+        ball = compose(*parts).epsilon
+        n_pub = float(facts.n if est.n is None else est.n)
+        tf = stage_budget(eps, n_pub, int(est.n_clusters), est.bounds, facts.d, est.count_share,
+                          est.sum_noise, None if est.n_iter == "auto" else est.n_iter)
+        stage, rounds = _dpkmeans_stage(est, eps_lloyd, facts, False, ball=tf)
+        return Planned(PureDP(stage + ball), None if rounds is None else (*parts, *rounds))
     if est.seeding == "maxcover":
         seed = maxcover_map({"n_clusters": est.n_clusters, "epsilon":
                              seed_share_of(est.seed_share) * eps, "delta": float(est.delta),

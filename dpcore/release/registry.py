@@ -346,7 +346,8 @@ ENTRIES: tuple[Entry, ...] = (
             "DP-Lloyd with iterations and count/sum split chosen from ε, n, d and k "
             "(docs/dp_kmeans.md); beats the paper's fixed T = 10 at equal budget"),),
         description="recommended DP k-means: DP-Lloyd on the declared box or ball with the "
-                    "iterations and count/sum split chosen from the budget",
+                    "iterations and count/sum split chosen from the budget; on a box it first "
+                    "releases a ball inside it (a private centre and radius, 10 % of ε)",
         parts=dpkmeans_parts),
     Entry(
         "dplloyd", "DP-Lloyd", "dpcore.mechanisms.lloyd.estimator:DPLloyd", _CENTERS, "pure",

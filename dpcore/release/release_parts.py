@@ -45,6 +45,8 @@ def dpkmeans_parts(est: Any) -> list[Part] | None:
     if rounds is None:
         return None
     g, stage = est.privacy_, est.lloyd_.privacy_.epsilon
+    if getattr(est, "ball_", None) is not None:  # private ball: its centre and radius first
+        return [*est.ball_.parts, *rounds]
     if getattr(est, "seeding_", None) is not None:  # max-cover seeding: (ε₁, δ), then DP-Lloyd
         return [ApproxDP(g.epsilon - stage, g.delta), *rounds]
     if est.seeding == "moments":  # three Laplace releases of a third of the seeding's ε each

@@ -38,6 +38,9 @@ SURVIVORS = "tests/test_survivor_kills.py"
 #: tests written from the survivors of the split modules (importance, sensitivity sampler)
 KILLS_IMPORTANCE = "tests/test_survivor_kills_importance.py"
 KILLS_SENSITIVITY = "tests/test_survivor_kills_sensitivity.py"
+#: the last untriaged survivors: an empty statistic, FriendlyCore's need = n boundary
+KILLS_EMPTY = "tests/test_survivor_kills_empty_output.py"
+KILLS_FRIENDLYCORE = "tests/test_survivor_kills_friendlycore.py"
 #: name -> (file(s) to mutate, covering test files); a module split into several files keeps
 #: its name and mutates all of them (mutmut's only_mutate takes a list)
 MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
@@ -62,7 +65,8 @@ MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
                             KILLS_IMPORTANCE)),
     "friendlycore_filters": ("dpcore/mechanisms/friendlycore/filters.py",
                              ("tests/test_friendlycore_core.py",
-                              "tests/test_friendlycore_mean.py", SURVIVORS)),
+                              "tests/test_friendlycore_mean.py", SURVIVORS,
+                              KILLS_FRIENDLYCORE)),
     "maxcover_accounting": ("dpcore/mechanisms/maxcover/accounting.py",
                             ("tests/test_maxcover.py", "tests/test_maxcover_preset.py",
                              SURVIVORS)),
@@ -72,7 +76,8 @@ MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
                              "dpcore/mechanisms/sensitivity/response.py",
                              "dpcore/mechanisms/sensitivity/validation.py"),
                             ("tests/test_sensitivity.py", "tests/test_sensitivity_config.py",
-                             "tests/test_noise_power.py", SURVIVORS, KILLS_SENSITIVITY)),
+                             "tests/test_noise_power.py", SURVIVORS, KILLS_SENSITIVITY,
+                             KILLS_EMPTY)),
 }
 
 PYTEST_ARGS = ["-p", "no:xdist", "-p", "no:cacheprovider", "-p", "no:randomly", "-q",

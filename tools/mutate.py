@@ -20,6 +20,7 @@ without survivors that only change a string literal's text (error messages, most
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -104,6 +105,52 @@ def _mutant_file(key: str) -> str:
     return key.rsplit(".", 1)[0].replace(".", "/") + ".py"
 
 
+#: decorators that return the function itself or wrap it without reading its code object:
+#: mutmut 3 skips every decorated function (its trampoline cannot sit under a decorator), so in
+#: the copy ``@d def f`` becomes ``def f`` then ``f = d(f)``. Not unwrapped: the draw-site
+#: markers (``selection_sampler``, ``public_randomness``) register ``f.__code__``, which the
+#: trampoline would replace; those functions stay unmutated and are listed as such.
+UNWRAPPED = frozenset({"declare", "contextmanager", "property"})
+
+
+def _decorator_name(node: ast.expr) -> str:
+    node = node.func if isinstance(node, ast.Call) else node
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+
+
+def _decorated(tree: ast.Module):
+    """Top-level functions and methods with decorators other than staticmethod/classmethod."""
+    for node in tree.body:
+        inner = node.body if isinstance(node, ast.ClassDef) else [node]
+        for fn in inner:
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and fn.decorator_list and \
+                    {_decorator_name(d) for d in fn.decorator_list} - {"staticmethod",
+                                                                        "classmethod"}:
+                yield (node.name + "." if node is not fn else "") + fn.name, fn
+
+
+def _unwrap_decorators(path: Path) -> list[str]:
+    """Rewrite ``path`` (a copy) so that mutmut mutates functions decorated only by
+    :data:`UNWRAPPED`; returns the decorated functions it still cannot mutate."""
+    src = path.read_text()
+    lines = src.splitlines(keepends=True)
+    left, edits = [], []
+    for qualname, fn in _decorated(ast.parse(src)):
+        if not {_decorator_name(d) for d in fn.decorator_list} <= UNWRAPPED:
+            left.append(qualname)
+            continue
+        expr = fn.name
+        for dec in reversed(fn.decorator_list):
+            expr = f"{ast.unparse(dec)}({expr})"
+        edits.append((fn.decorator_list[0].lineno - 1, fn.lineno - 1, fn.end_lineno,
+                      " " * fn.col_offset + f"{fn.name} = {expr}\n"))
+    for first, def_line, end, assign in sorted(edits, reverse=True):
+        lines[end:end] = [assign]
+        del lines[first:def_line]
+    path.write_text("".join(lines))
+    return left
+
+
 def _prepare(name: str, target: str | tuple[str, ...], tests: tuple[str, ...]) -> Path:
     work = WORK / name
     if work.exists():
@@ -126,6 +173,8 @@ def _prepare(name: str, target: str | tuple[str, ...], tests: tuple[str, ...]) -
         "timeout_constant = 2.0\n"
     )
     (work / "pyproject.toml").write_text(conf)
+    (work / "not_mutated.json").write_text(json.dumps(
+        {f: _unwrap_decorators(work / f) for f in _files(target)}))
     return work
 
 
@@ -196,7 +245,10 @@ def run_module(name: str) -> dict:
     detected = sum(count.get(s, 0) for s in ("killed", "timeout", "segfault"))
     tested = detected + sum(count.get(s, 0) for s in ("survived", "suspicious"))
     strings = sum(s["string_only"] for s in survivors if s["status"] == "survived")
+    not_mutated = [f"{Path(f).stem}.{q}" for f, qs in
+                   json.loads((work / "not_mutated.json").read_text()).items() for q in qs]
     return {"module": name, "file": shown, "tests": tests, "rc": rc, "seconds": seconds,
+            "not_mutated": not_mutated,
             "counts": count, "total": len(status), "killed": detected, "tested": tested,
             "score": detected / tested if tested else float("nan"),
             "score_without_strings": detected / (tested - strings) if tested > strings else
@@ -215,6 +267,8 @@ def _print(r: dict) -> None:
           f"({r['score_without_strings']:.1%} without string-only; {c.get('timeout', 0)} "
           "of the detected are timeouts); "
           f"{r['seconds']:.0f} s", flush=True)
+    if r.get("not_mutated"):
+        print(f"{'':22s} not mutated (decorated): {', '.join(r['not_mutated'])}", flush=True)
 
 
 def main(argv: list[str]) -> int:

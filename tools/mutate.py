@@ -5,7 +5,8 @@ test files (so a run stays tractable on two shared cores): in ``.mutate/<name>/`
 of ``dpcore/``, ``tests/`` and a ``pyproject.toml`` whose ``[tool.mutmut]`` names the file and the
 tests; ``mutmut run --max-children 1`` then forks one warm pytest per mutant and runs the tests
 that reach the mutated function (mutmut's own coverage map). Tests marked slow, data, e2e or
-acceptance are left out.
+acceptance are left out. mutmut skips decorated functions, so the copy applies the decorators
+of :data:`UNWRAPPED` by assignment instead; what stays decorated is printed as not mutated.
 
 Printed per module: mutants, detected (killed, or made a test time out), survived, no tests (the
 selected tests never call the function), the score detected / (detected + survived), the score

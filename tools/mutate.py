@@ -43,6 +43,7 @@ KILLS_SENSITIVITY = "tests/test_survivor_kills_sensitivity.py"
 #: the last untriaged survivors: an empty statistic, FriendlyCore's need = n boundary
 KILLS_EMPTY = "tests/test_survivor_kills_empty_output.py"
 KILLS_FRIENDLYCORE = "tests/test_survivor_kills_friendlycore.py"
+KILLS_DOOR = "tests/test_survivor_kills_door.py"
 #: name -> (file(s) to mutate, covering test files); a module split into several files keeps
 #: its name and mutates all of them (mutmut's only_mutate takes a list)
 MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
@@ -57,7 +58,8 @@ MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
     "ledger": ("dpcore/privacy/ledger.py",
                ("tests/test_ledger_lasting.py", "tests/test_mutant_kills.py", SURVIVORS)),
     "door": ("dpcore/release/door.py",
-             ("tests/test_release_door.py", "tests/test_mutant_kills.py", SURVIVORS)),
+             ("tests/test_release_door.py", "tests/test_mutant_kills.py", SURVIVORS,
+              KILLS_DOOR)),
     "lloyd_calibration": ("dpcore/mechanisms/importance/calibration.py",
                           ("tests/test_lloyd.py", "tests/test_importance.py", SURVIVORS)),
     "importance_weights": (("dpcore/mechanisms/importance/sampling.py",

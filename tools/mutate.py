@@ -5,7 +5,8 @@ test files (so a run stays tractable on two shared cores): in ``.mutate/<name>/`
 of ``dpcore/``, ``tests/`` and a ``pyproject.toml`` whose ``[tool.mutmut]`` names the file and the
 tests; ``mutmut run --max-children 1`` then forks one warm pytest per mutant and runs the tests
 that reach the mutated function (mutmut's own coverage map). Tests marked slow, data, e2e or
-acceptance are left out.
+acceptance are left out. mutmut skips decorated functions, so the copy applies the decorators
+of :data:`UNWRAPPED` by assignment instead; what stays decorated is printed as not mutated.
 
 Printed per module: mutants, detected (killed, or made a test time out), survived, no tests (the
 selected tests never call the function), the score detected / (detected + survived), the score
@@ -20,6 +21,7 @@ without survivors that only change a string literal's text (error messages, most
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -38,21 +40,34 @@ SURVIVORS = "tests/test_survivor_kills.py"
 #: tests written from the survivors of the split modules (importance, sensitivity sampler)
 KILLS_IMPORTANCE = "tests/test_survivor_kills_importance.py"
 KILLS_SENSITIVITY = "tests/test_survivor_kills_sensitivity.py"
+#: the last untriaged survivors: an empty statistic, FriendlyCore's need = n boundary
+KILLS_EMPTY = "tests/test_survivor_kills_empty_output.py"
+KILLS_RESPONSE = "tests/test_survivor_kills_response.py"
+KILLS_FRIENDLYCORE = "tests/test_survivor_kills_friendlycore.py"
+KILLS_DOOR = "tests/test_survivor_kills_door.py"
+KILLS_NOISE = "tests/test_survivor_kills_noise.py"
 #: name -> (file(s) to mutate, covering test files); a module split into several files keeps
 #: its name and mutates all of them (mutmut's only_mutate takes a list)
 MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
     "guarantees": ("dpcore/privacy/guarantees.py",
-                   ("tests/test_privacy.py", "tests/test_mutant_kills.py", SURVIVORS)),
+                   ("tests/test_privacy.py", "tests/test_accountant.py",
+                    "tests/test_ledger_accounts.py", "tests/test_ledger_errors.py",
+                    "tests/test_mutant_kills.py", SURVIVORS, KILLS_DOOR)),
     "noise": ("dpcore/privacy/noise.py",
               ("tests/test_noise.py", "tests/test_noise_defended.py", "tests/test_noise_power.py",
-               "tests/test_mutant_kills.py", SURVIVORS)),
+               "tests/test_mutant_kills.py", SURVIVORS, KILLS_NOISE)),
     "discrete_noise": ("dpcore/privacy/discrete_noise.py",
                        ("tests/test_noise_defended.py", "tests/test_noise_power.py",
                         SURVIVORS)),
     "ledger": ("dpcore/privacy/ledger.py",
-               ("tests/test_ledger_lasting.py", "tests/test_mutant_kills.py", SURVIVORS)),
+               ("tests/test_ledger_lasting.py", "tests/test_ledger_accounts.py",
+                # not test_ledger_integrity.py: one of its tests needs the source checkout's
+                # app bundle, which mutmut's copy lacks
+                "tests/test_ledger_errors.py", "tests/test_ledger_outputs.py",
+                "tests/test_mutant_kills.py", SURVIVORS)),
     "door": ("dpcore/release/door.py",
-             ("tests/test_release_door.py", "tests/test_mutant_kills.py", SURVIVORS)),
+             ("tests/test_release_door.py", "tests/test_ledger_outputs.py",
+              "tests/test_mutant_kills.py", SURVIVORS, KILLS_DOOR)),
     "lloyd_calibration": ("dpcore/mechanisms/importance/calibration.py",
                           ("tests/test_lloyd.py", "tests/test_importance.py", SURVIVORS)),
     "importance_weights": (("dpcore/mechanisms/importance/sampling.py",
@@ -62,7 +77,9 @@ MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
                             KILLS_IMPORTANCE)),
     "friendlycore_filters": ("dpcore/mechanisms/friendlycore/filters.py",
                              ("tests/test_friendlycore_core.py",
-                              "tests/test_friendlycore_mean.py", SURVIVORS)),
+                              "tests/test_friendlycore_mean.py",
+                              "tests/test_friendlycore_counting.py", SURVIVORS,
+                              KILLS_FRIENDLYCORE)),
     "maxcover_accounting": ("dpcore/mechanisms/maxcover/accounting.py",
                             ("tests/test_maxcover.py", "tests/test_maxcover_preset.py",
                              SURVIVORS)),
@@ -72,7 +89,8 @@ MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
                              "dpcore/mechanisms/sensitivity/response.py",
                              "dpcore/mechanisms/sensitivity/validation.py"),
                             ("tests/test_sensitivity.py", "tests/test_sensitivity_config.py",
-                             "tests/test_noise_power.py", SURVIVORS, KILLS_SENSITIVITY)),
+                             "tests/test_noise_power.py", SURVIVORS, KILLS_SENSITIVITY,
+                             KILLS_EMPTY, KILLS_RESPONSE)),
 }
 
 PYTEST_ARGS = ["-p", "no:xdist", "-p", "no:cacheprovider", "-p", "no:randomly", "-q",
@@ -99,6 +117,52 @@ def _mutant_file(key: str) -> str:
     return key.rsplit(".", 1)[0].replace(".", "/") + ".py"
 
 
+#: decorators that return the function itself or wrap it without reading its code object:
+#: mutmut 3 skips every decorated function (its trampoline cannot sit under a decorator), so in
+#: the copy ``@d def f`` becomes ``def f`` then ``f = d(f)``. Not unwrapped: the draw-site
+#: markers (``selection_sampler``, ``public_randomness``) register ``f.__code__``, which the
+#: trampoline would replace; those functions stay unmutated and are listed as such.
+UNWRAPPED = frozenset({"declare", "contextmanager", "property"})
+
+
+def _decorator_name(node: ast.expr) -> str:
+    node = node.func if isinstance(node, ast.Call) else node
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+
+
+def _decorated(tree: ast.Module):
+    """Top-level functions and methods with decorators other than staticmethod/classmethod."""
+    for node in tree.body:
+        inner = node.body if isinstance(node, ast.ClassDef) else [node]
+        for fn in inner:
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and fn.decorator_list and \
+                    {_decorator_name(d) for d in fn.decorator_list} - {"staticmethod",
+                                                                        "classmethod"}:
+                yield (node.name + "." if node is not fn else "") + fn.name, fn
+
+
+def _unwrap_decorators(path: Path) -> list[str]:
+    """Rewrite ``path`` (a copy) so that mutmut mutates functions decorated only by
+    :data:`UNWRAPPED`; returns the decorated functions it still cannot mutate."""
+    src = path.read_text()
+    lines = src.splitlines(keepends=True)
+    left, edits = [], []
+    for qualname, fn in _decorated(ast.parse(src)):
+        if not {_decorator_name(d) for d in fn.decorator_list} <= UNWRAPPED:
+            left.append(qualname)
+            continue
+        expr = fn.name
+        for dec in reversed(fn.decorator_list):
+            expr = f"{ast.unparse(dec)}({expr})"
+        edits.append((fn.decorator_list[0].lineno - 1, fn.lineno - 1, fn.end_lineno,
+                      " " * fn.col_offset + f"{fn.name} = {expr}\n"))
+    for first, def_line, end, assign in sorted(edits, reverse=True):
+        lines[end:end] = [assign]
+        del lines[first:def_line]
+    path.write_text("".join(lines))
+    return left
+
+
 def _prepare(name: str, target: str | tuple[str, ...], tests: tuple[str, ...]) -> Path:
     work = WORK / name
     if work.exists():
@@ -121,6 +185,8 @@ def _prepare(name: str, target: str | tuple[str, ...], tests: tuple[str, ...]) -
         "timeout_constant = 2.0\n"
     )
     (work / "pyproject.toml").write_text(conf)
+    (work / "not_mutated.json").write_text(json.dumps(
+        {f: _unwrap_decorators(work / f) for f in _files(target)}))
     return work
 
 
@@ -191,7 +257,10 @@ def run_module(name: str) -> dict:
     detected = sum(count.get(s, 0) for s in ("killed", "timeout", "segfault"))
     tested = detected + sum(count.get(s, 0) for s in ("survived", "suspicious"))
     strings = sum(s["string_only"] for s in survivors if s["status"] == "survived")
+    not_mutated = [f"{Path(f).stem}.{q}" for f, qs in
+                   json.loads((work / "not_mutated.json").read_text()).items() for q in qs]
     return {"module": name, "file": shown, "tests": tests, "rc": rc, "seconds": seconds,
+            "not_mutated": not_mutated,
             "counts": count, "total": len(status), "killed": detected, "tested": tested,
             "score": detected / tested if tested else float("nan"),
             "score_without_strings": detected / (tested - strings) if tested > strings else
@@ -210,6 +279,8 @@ def _print(r: dict) -> None:
           f"({r['score_without_strings']:.1%} without string-only; {c.get('timeout', 0)} "
           "of the detected are timeouts); "
           f"{r['seconds']:.0f} s", flush=True)
+    if r.get("not_mutated"):
+        print(f"{'':22s} not mutated (decorated): {', '.join(r['not_mutated'])}", flush=True)
 
 
 def main(argv: list[str]) -> int:

@@ -131,6 +131,9 @@ def respond(
         return (float(out) if out.ndim == 0 else out), sigma
     if mechanism == "exponential":
         scores = np.asarray(value, dtype=float)
+        if scores.size == 0:  # numpy's max() would fail with "zero-size array to reduction ..."
+            raise ValueError("the exponential mechanism needs at least one candidate's score; "
+                             "the statistic returned none")
         if sens == 0:
             # ε/(2Δ) → ∞: the mechanism's limit is uniform over the best-scoring candidates.
             best = np.flatnonzero(scores == scores.max())

@@ -399,6 +399,8 @@ def kde(
         raise ValueError(f"bandwidth must be > 0, got {bandwidth!r}")
     bounds = _check_bounds(bounds)
     g = np.linspace(*bounds, points) if grid is None else np.asarray(grid, dtype=float).ravel()
+    if g.size == 0:  # an empty output: Δ̂ = 0 and nothing to release (exponential: no candidate)
+        raise ValueError("the KDE needs at least one grid point (points >= 1 or a non-empty grid)")
     peak = 1.0 / (bandwidth * math.sqrt(2.0 * math.pi))
 
     def phi(x: np.ndarray) -> np.ndarray:

@@ -110,3 +110,20 @@ def test_an_empty_kde_grid_is_refused_before_the_door_charges(params):
             door.release("sensitivity", {"statistic": "kde", "statistic_params": params,
                                          "epsilon": 1.0, "gamma": 0.1, "mechanism": mechanism})
     assert ledger.entries == []  # nothing charged
+
+
+def test_a_bernstein_release_is_refused_before_the_door_charges():
+    """The sensitivity map accepted ``mechanism="bernstein"``, whose output is a function the
+    door cannot release as values: every such release was ⊥ with its budget charged (found by
+    the mutation review). It is refused from public parameters, with nothing charged."""
+    from dpcore.core.errors import ReleaseRefused
+    from dpcore.release.door import ReleaseDoor
+    from dpcore.release.schema import PublicDescription
+
+    table = pd.DataFrame(np.random.default_rng(0).uniform(0, 1, (100, 1)), columns=["a"])
+    ledger = PrivacyLedger(RandomDP(50.0, 1e-3, 0.9))
+    door = ReleaseDoor(table, PublicDescription(["a"], lower=[0], upper=[1], n=100), ledger)
+    with pytest.raises(ReleaseRefused, match="Bernstein"):
+        door.release("sensitivity", {"statistic": "mean", "epsilon": 1.0, "gamma": 0.1,
+                                     "mechanism": "bernstein"})
+    assert ledger.entries == []

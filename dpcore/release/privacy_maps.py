@@ -86,6 +86,9 @@ def sensitivity_map(p: Mapping[str, Any], facts: PublicFacts) -> Planned:
         raise ValueError(f"the data set needs at least n=2 records, got the public n={n}")
     get_statistic(p["statistic"], **(p.get("statistic_params") or {}))  # a bad name: refused
     mechanism, delta = p.get("mechanism", "laplace"), float(p.get("delta", 0.0))
+    if mechanism == "bernstein":  # a function, not values: the door would charge, then give ⊥
+        raise ValueError("the release door releases values; the Bernstein mechanism releases "
+                         "a function (use dpcore.mechanisms.sensitivity.sample_then_respond)")
     if (mechanism == "gaussian") != (delta > 0):
         raise ValueError("delta is used by the Gaussian mechanism only, and it needs one in (0, 1)")
     config = sampler_config(m=p.get("m"), gamma=p.get("gamma"))

@@ -114,6 +114,7 @@ if memo.get("data") != ds.fp:  # fits of another data set are never reused
     memo.clear()
     memo["data"] = ds.fp
 X = ds.X
+box = mechanism_box(ds)  # read here: the worker thread has no session state
 
 
 def compute_fits() -> list:
@@ -126,7 +127,7 @@ def compute_fits() -> list:
             with substep(i / len(chosen), (i + 1) / len(chosen)):  # the bar keeps rising
                 memo[mk] = fit_algorithm(algorithms[name], X, k=k, epsilon=eps, delta=float(delta),
                                          radius=float(ds.radius), seed=seed,
-                                         bounds=mechanism_box(ds))
+                                         bounds=box)
         outs.append(memo[mk])
     checkpoint(1.0, "done")
     return outs

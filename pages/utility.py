@@ -81,6 +81,7 @@ k = int(ss["k"])
 sweep_seed = view_seed("utility")
 key = (ds.fp, release, metric_name, k, tuple(chosen), tuple(grid), reps, sweep_seed)
 holder: dict = ss.setdefault("_pu_holder", {})  # a plain dict the worker thread may write
+box = None if release else mechanism_box(ds)  # read here: the worker thread has no session state
 seconds = reps * len(grid) * sum(estimate_fit_seconds(n, X.shape[0], X.shape[1], k)
                                  for n in chosen)
 
@@ -109,7 +110,7 @@ def run_sweep() -> dict:
     utility_sweep(X, [algorithms[n] for n in chosen], grid, k=k, delta=delta,
                   radius=float(ds.radius), repetitions=reps, seed=sweep_seed,
                   metric=metric, progress=progress,
-                  bounds=None if release else mechanism_box(ds))
+                  bounds=box)
     return out
 
 

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.audit_door import BALL_D0, BALL_D1, ball_centre, ball_fit
 from dpcore.privacy.audit import AuditResult, audit_epsilon
 from dpcore.privacy.guarantees import ZCDP, ApproxDP
 from dpcore.release.accountant_session import (
@@ -448,6 +449,18 @@ def _cases() -> list[Case]:
              "radius", ApproxDP(0.5, 0.0), _dask_mean_sq_norm(0.5), _dask_mean_sq_norm(5.0),
              "calibrated to 10ε", np.zeros((50, 1)), np.vstack([np.zeros((49, 1)), [[1.0]]]),
              20_000),
+        Case("DPKMeans private ball: the centre", "dpkmeans_ball.private_centre at ε = 1 (a fit "
+             "spends 7 % of its ε here), box [0, 10] × [0, 1], public n = 50; D₀ = 50 rows at "
+             "the box centre, D₁ = D₀ + the corner (10, 1); statistic: first coordinate",
+             ApproxDP(1.0, 0.0), ball_centre(1.0), ball_centre(10.0), "calibrated to 10ε (a "
+             "sensitivity 10× too small, e.g. the ball's radius for the box's)", BALL_D0,
+             BALL_D1, 20_000),
+        Case("DPKMeans on the private ball (end to end)", "DPKMeans(k = 1, ε = 1, "
+             "seeding='private-ball'), box and pair as above, declared n = 50, the defaults "
+             "(10 % of ε for the ball, T and the count/sum split by the estimator); statistic: "
+             "first centre coordinate; slow: a fit per draw", ApproxDP(1.0, 0.0), ball_fit(1.0),
+             ball_fit(10.0), "calibrated to 10ε (the ball's and DP-Lloyd's noise ÷10)", BALL_D0,
+             BALL_D1, 3_000, slow=True),
     ]
     return cases
 

@@ -540,13 +540,17 @@ deliberately broken twin must be flagged (bound above the claim). zCDP claims ar
 """
 
 
-def _replace_section(text: str, section: str) -> str:
-    if ACCOUNTANT_HEADING in text:
-        head, _, rest = text.partition(ACCOUNTANT_HEADING)
-        nxt = rest.find("\n## ")
-        tail = "" if nxt < 0 else rest[nxt + 1:]
-        return head.rstrip("\n") + "\n\n" + section + ("\n" + tail if tail else "")
-    return text.rstrip("\n") + "\n\n" + section
+def _hand_written(text: str) -> str:
+    """The sections after the accountant table (hand-written, e.g. the door paths): kept."""
+    rest = text.partition(ACCOUNTANT_HEADING)[2]
+    nxt = rest.find("\n## ")
+    return "" if nxt < 0 else rest[nxt + 1:]
+
+
+def _replace_section(text: str, section: str, tail: str | None = None) -> str:
+    tail = _hand_written(text) if tail is None else tail
+    head = text.partition(ACCOUNTANT_HEADING)[0]
+    return head.rstrip("\n") + "\n\n" + section + ("\n" + tail if tail else "")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -567,7 +571,8 @@ def main(argv: list[str] | None = None) -> int:
     text = _HEADER.format(delta_conv=DELTA_CONV) + markdown_table(results)
     total = sum(r.seconds for r in results)
     text += f"\nRun time of this table: {total:.0f} s.\n"
-    text = _replace_section(text, section)
+    old = args.write.read_text(encoding="utf-8") if args.write and args.write.exists() else ""
+    text = _replace_section(text, section, _hand_written(old))
     if args.write:
         args.write.parent.mkdir(parents=True, exist_ok=True)
         args.write.write_text(text, encoding="utf-8")

@@ -140,14 +140,22 @@ def door_sample(params: dict[str, Any]) -> SampleFn:
 
 @dataclass(frozen=True)
 class DoorCase:
-    """One door path: what runs, its claim, the real and broken samplers."""
+    """One door path: what runs, its claim, the real and the broken twin's parameters."""
 
     name: str
     config: str
     claim: float
-    sample: SampleFn
-    broken: SampleFn
+    params: dict[str, Any]
+    broken_params: dict[str, Any]
     broken_what: str
+
+    @property
+    def sample(self) -> SampleFn:
+        return door_sample(self.params)
+
+    @property
+    def broken(self) -> SampleFn:
+        return door_sample(self.broken_params)
 
 
 @dataclass(frozen=True)
@@ -172,16 +180,18 @@ def door_cases() -> list[DoorCase]:
     pair = ("box [0, 10] × [0, 1], declared n = 100; D₀ = 100 rows at the box centre, D₁ = D₀ "
             "+ the corner (10, 1); statistic: first centre coordinate")
     out = []
-    for name, extra, how in (
-            ("DPKMeans at the app's parameters (private ball)", {},
+    # the twins pin the path: at ε = 10, ε·n/(k·d) = 500 and "auto" would take the box
+    for name, extra, seeding, how in (
+            ("DPKMeans at the app's parameters (private ball)", {}, "private-ball",
              "`seeding=\"auto\"`, which takes the private ball here (ε·n/(k·d) = 50 < 500)"),
-            ("DPKMeans box path", {"seeding": "box"}, "`seeding=\"box\"`")):
-        real, broken = app_params(1.0) | extra, app_params(10.0) | extra
+            ("DPKMeans box path", {"seeding": "box"}, "box", "`seeding=\"box\"`")):
+        real, broken = app_params(1.0) | extra, app_params(10.0) | {"seeding": seeding}
         out.append(DoorCase(
             name, f"the dashboard variant's own parameters (`Variant.params`: k = 1, ε = 1, "
             f"radius, n and the centred box from the description; T and the count/sum split "
-            f"chosen by the estimator), {how}; {pair}", 1.0, door_sample(real),
-            door_sample(broken), "ε = 10 sent, claim 1 (every noise ÷10)"))
+            f"chosen by the estimator), {how}; {pair}", 1.0, real, broken,
+            f"ε = 10 sent with `seeding=\"{seeding}\"`, claim 1 (every "
+            "noise ÷10)"))
     return out
 
 

@@ -11,20 +11,32 @@ import warnings
 import numpy as np
 import pytest
 
-from dpcore.audit_door import DOOR_D0, DOOR_N, app_params, door_markdown, run_door
+from dpcore.audit_door import (
+    DOOR_D0,
+    DOOR_N,
+    app_params,
+    door_cases,
+    door_markdown,
+    run_door,
+)
 from dpcore.estimators.dpkmeans import DPKMeans
 
 
-def test_the_audited_app_parameters_take_the_private_ball():
-    """The row "DPKMeans at the app's parameters (private ball)" describes what runs: fails if
-    the registry variant stops sending the declared box, or if ``seeding="auto"`` stops taking
-    the private ball there (the row would again audit a path the app does not run)."""
+def test_the_audited_parameters_take_the_paths_the_rows_name():
+    """Each row describes what runs: the app's parameters (the registry variant's, with the
+    declared box) take the private ball, the box row and its twin the box, and the ball row's
+    10ε twin stays on the ball. Fails if the registry stops sending the box, if
+    ``seeding="auto"`` stops taking the ball there, or if a twin leaves its path (at ε = 10
+    ``auto`` takes the box: an unpinned twin audited the box path twice)."""
     params = app_params(1.0)
     assert "seeding" not in params and params["bounds"] is not None and params["n"] == DOOR_N
+    ball, box = door_cases()
+    X = DOOR_D0 - 0.5 * np.array([10.0, 1.0])  # the door's centred coordinates
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        km = DPKMeans(**params, rng=0).fit(DOOR_D0 - 0.5 * np.array([10.0, 1.0]))
-    assert km.ball_ is not None
+        for case, on_ball in ((ball, True), (box, False)):
+            for p in (case.params, case.broken_params):
+                assert (DPKMeans(**p, rng=0).fit(X).ball_ is not None) is on_ball, (case.name, p)
 
 
 @pytest.mark.slow

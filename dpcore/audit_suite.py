@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.audit_door import BALL_D0, BALL_D1, ball_centre, ball_fit
 from dpcore.privacy.audit import AuditResult, audit_epsilon
 from dpcore.privacy.guarantees import ZCDP, ApproxDP
 from dpcore.release.accountant_session import (
@@ -448,6 +449,18 @@ def _cases() -> list[Case]:
              "radius", ApproxDP(0.5, 0.0), _dask_mean_sq_norm(0.5), _dask_mean_sq_norm(5.0),
              "calibrated to 10ε", np.zeros((50, 1)), np.vstack([np.zeros((49, 1)), [[1.0]]]),
              20_000),
+        Case("DPKMeans private ball: the centre", "dpkmeans_ball.private_centre at ε = 1 (a fit "
+             "spends 7 % of its ε here), box [0, 10] × [0, 1], public n = 50; D₀ = 50 rows at "
+             "the box centre, D₁ = D₀ + the corner (10, 1); statistic: first coordinate",
+             ApproxDP(1.0, 0.0), ball_centre(1.0), ball_centre(10.0), "calibrated to 10ε (a "
+             "sensitivity 10× too small, e.g. the ball's radius for the box's)", BALL_D0,
+             BALL_D1, 20_000),
+        Case("DPKMeans on the private ball (end to end)", "DPKMeans(k = 1, ε = 1, "
+             "seeding='private-ball'), box and pair as above, declared n = 50, the defaults "
+             "(10 % of ε for the ball, T and the count/sum split by the estimator); statistic: "
+             "first centre coordinate; slow: a fit per draw", ApproxDP(1.0, 0.0), ball_fit(1.0),
+             ball_fit(10.0), "calibrated to 10ε (the ball's and DP-Lloyd's noise ÷10)", BALL_D0,
+             BALL_D1, 3_000, slow=True),
     ]
     return cases
 
@@ -527,13 +540,17 @@ deliberately broken twin must be flagged (bound above the claim). zCDP claims ar
 """
 
 
-def _replace_section(text: str, section: str) -> str:
-    if ACCOUNTANT_HEADING in text:
-        head, _, rest = text.partition(ACCOUNTANT_HEADING)
-        nxt = rest.find("\n## ")
-        tail = "" if nxt < 0 else rest[nxt + 1:]
-        return head.rstrip("\n") + "\n\n" + section + ("\n" + tail if tail else "")
-    return text.rstrip("\n") + "\n\n" + section
+def _hand_written(text: str) -> str:
+    """The sections after the accountant table (hand-written, e.g. the door paths): kept."""
+    rest = text.partition(ACCOUNTANT_HEADING)[2]
+    nxt = rest.find("\n## ")
+    return "" if nxt < 0 else rest[nxt + 1:]
+
+
+def _replace_section(text: str, section: str, tail: str | None = None) -> str:
+    tail = _hand_written(text) if tail is None else tail
+    head = text.partition(ACCOUNTANT_HEADING)[0]
+    return head.rstrip("\n") + "\n\n" + section + ("\n" + tail if tail else "")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -554,7 +571,8 @@ def main(argv: list[str] | None = None) -> int:
     text = _HEADER.format(delta_conv=DELTA_CONV) + markdown_table(results)
     total = sum(r.seconds for r in results)
     text += f"\nRun time of this table: {total:.0f} s.\n"
-    text = _replace_section(text, section)
+    old = args.write.read_text(encoding="utf-8") if args.write and args.write.exists() else ""
+    text = _replace_section(text, section, _hand_written(old))
     if args.write:
         args.write.parent.mkdir(parents=True, exist_ok=True)
         args.write.write_text(text, encoding="utf-8")

@@ -37,7 +37,8 @@ def test_every_released_mechanism_has_a_case():
                    "friendly_mean", "FriendlyCoreKMeans", "CoinPress", "Sensitivity sampler",
                    "private_norm_quantile", "private_row_count", "Dask path",
                    "Balcan et al. 2017: private partition", "Balcan et al. 2017: private local",
-                   "Balcan17KMeans", "KV18 mean", "LSH clustering"):
+                   "Balcan17KMeans", "KV18 mean", "LSH clustering",
+                   "DPKMeans private ball: the centre", "DPKMeans on the private ball"):
         assert needed in names, needed
     assert all(c.n_samples >= 10_000 or c.slow for c in CASES)  # fewer draws only when slow
 
@@ -50,3 +51,22 @@ def test_table_marks_a_failing_mechanism():
                 row.d0, row.d1, 10_000)
     table = markdown_table([run_case(fake)])
     assert "| FAIL |" in table
+
+
+def test_regenerating_the_doc_keeps_its_hand_written_sections(tmp_path, monkeypatch):
+    # `--write` rebuilds the generated tables; the sections after the accountant table (the
+    # door paths, written by hand from dpcore.audit_door) must survive it. Fails if main writes
+    # only what it generated (as it did before: the door-path rows were lost on each run).
+    import dpcore.audit_suite as suite
+
+    monkeypatch.setattr(suite, "run_suite", lambda **kw: [])
+    monkeypatch.setattr(suite, "accountant_session", lambda: None)
+    monkeypatch.setattr(suite, "accountant_markdown",
+                        lambda s: f"{suite.ACCOUNTANT_HEADING}\n\nnew accountant table\n")
+    doc = tmp_path / "audit.md"
+    hand = "## Door paths\n\nmeasured by hand\n"
+    doc.write_text(f"# old\n\nold table\n\n{suite.ACCOUNTANT_HEADING}\n\nold accountant\n\n{hand}")
+    suite.main(["--write", str(doc)])
+    text = doc.read_text()
+    assert text.endswith(hand) and "new accountant table" in text
+    assert "old table" not in text and "old accountant" not in text

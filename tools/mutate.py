@@ -59,8 +59,12 @@ MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
     "discrete_noise": ("dpcore/privacy/discrete_noise.py",
                        ("tests/test_noise_defended.py", "tests/test_noise_power.py",
                         SURVIVORS)),
-    "ledger": ("dpcore/privacy/ledger.py",
+    # every ledger*.py file (the hash chain was split out of ledger_file.py)
+    "ledger": (("dpcore/privacy/ledger.py", "dpcore/privacy/ledger_analysts.py",
+                "dpcore/privacy/ledger_chain.py", "dpcore/privacy/ledger_file.py",
+                "dpcore/privacy/ledger_outputs.py"),
                ("tests/test_ledger_lasting.py", "tests/test_ledger_accounts.py",
+                "tests/test_ledger_chain.py",
                 # not test_ledger_integrity.py: one of its tests needs the source checkout's
                 # app bundle, which mutmut's copy lacks
                 "tests/test_ledger_errors.py", "tests/test_ledger_outputs.py",

@@ -27,3 +27,92 @@ def test_every_os_error_has_its_public_reason(code, reason):
     assert lf._os_reason(exc) == reason
     assert lf.public_reason(lf._failure(lf.LedgerError, "t", lf._os_reason(exc))) == \
         lf._REASONS[reason]
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+
+
+def _ledger(d, budget=None):
+    from dpcore.privacy.guarantees import ApproxDP
+    from dpcore.privacy.ledger import LastingLedger
+
+    return LastingLedger("dataset:t", budget or ApproxDP(4.0, 1e-6), directory=d, name="t")
+
+
+def _release(label: str, eps: float, output):
+    from types import SimpleNamespace
+
+    from dpcore.privacy.guarantees import PureDP
+
+    return SimpleNamespace(label=label, guarantee=PureDP(eps), output=output)
+
+
+def _spend_and_keep(led, label: str, eps: float, origin: str = "page", **params):
+    from dpcore.privacy.guarantees import PureDP
+
+    spent = led.spend_many([(label, PureDP(eps), params)])
+    assert led.keep_outputs(spent, [_release(label, eps, [eps])], origin=origin)
+
+
+# ---- reading back: the curator's audit trail and a reloaded page ---------------------------------
+
+
+def test_history_reads_back_every_event_column_by_column(tmp_path):
+    """Mutants of ``LastingLedger.history``: a key renamed (``'XXidXX'``, ``'KIND'``, ...) or a
+    column index shifted (id ← key, kind ← label, label ← mechanism, params ← guarantee,
+    analyst ← time, time ← prev hash). Bug: the curator's audit trail shows a release under
+    the wrong analyst, with the wrong parameters or time, or an event of the wrong kind."""
+    from dpcore.privacy.guarantees import PureDP
+
+    led = _ledger(tmp_path)
+    led.grant("alice", PureDP(1.0))
+    alice = led.as_analyst("alice")
+    alice.spend("kmeans", PureDP(0.5), mechanism="dplloyd", k=3)
+    led.spend("mean", PureDP(0.25), mechanism="laplace", bound=2.0)
+    h = led.history()
+    assert [e["kind"] for e in h] == ["budget", "grant", "release", "release"]
+    assert [e["label"] for e in h][-2:] == ["kmeans", "mean"]
+    ids = [e["id"] for e in h]
+    assert all(isinstance(i, int) for i in ids) and ids == sorted(ids)
+    assert h[-2]["params"] == {"k": 3} and h[-1]["params"] == {"bound": 2.0}
+    assert h[-2]["analyst"] == "alice" and h[-1]["analyst"] is None
+    times = [e["time"] for e in h]
+    assert all(isinstance(t, float) for t in times) and times == sorted(times)
+    assert set(h[0]) == {"id", "kind", "label", "params", "analyst", "time"}
+
+
+def test_a_reloaded_page_shows_only_this_analysts_last_release(tmp_path):
+    """Mutants of ``ReleasedOutputs.last_group``: ``records(analyst, ...)`` → ``records(None,
+    ...)`` or ``records(origin=...)`` (every analyst's records), and ``recs[-1]`` →
+    ``recs[+1]`` / ``recs[-2]`` (another click's group). Bug: a named analyst reloading the
+    page is shown another analyst's released outputs (each sees only their own), or an older
+    release instead of the last one."""
+    from dpcore.privacy.guarantees import PureDP
+
+    led = _ledger(tmp_path)
+    led.grant("alice", PureDP(1.0))
+    led.grant("bob", PureDP(1.0))
+    alice, bob = led.as_analyst("alice"), led.as_analyst("bob")
+    for i in range(3):
+        _spend_and_keep(alice, f"alice {i}", 0.1)
+    _spend_and_keep(bob, "bob 0", 0.1)
+    _spend_and_keep(led, "curator 0", 0.1)
+    assert [r["label"] for r in alice.last_group("page", "alice")] == ["alice 2"]
+    assert [r["label"] for r in bob.last_group("page", "bob")] == ["bob 0"]
+    assert [r["label"] for r in led.last_group("page", None)] == ["curator 0"]
+    assert led.last_group("elsewhere", "alice") == []
+
+
+def test_display_name_of_an_unnamed_data_set(tmp_path):
+    """Mutants of ``LastingLedger.display_name``: ``.get('name') or '(unnamed)'`` → ``and``,
+    ``.get(None)``, ``state and {}``, or the fallback's text changed. Bug: the curator's
+    listing and the description refusal name an unnamed data set wrongly (its file name lost,
+    or every data set called '(unnamed)')."""
+    from dpcore.privacy.guarantees import PureDP
+    from dpcore.privacy.ledger import LastingLedger
+
+    led = LastingLedger("0123abcd", PureDP(1.0), directory=tmp_path, name="survey.csv")
+    assert led.display_name({"name": "survey.csv"}) == "survey.csv"
+    assert led.display_name({"name": ""}) == "(unnamed)"
+    assert led.display_name() == "(unnamed)"
+    assert _ledger(tmp_path / "n").display_name({"name": "other"}) == "t"

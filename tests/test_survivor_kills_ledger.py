@@ -116,3 +116,34 @@ def test_display_name_of_an_unnamed_data_set(tmp_path):
     assert led.display_name({"name": ""}) == "(unnamed)"
     assert led.display_name() == "(unnamed)"
     assert _ledger(tmp_path / "n").display_name({"name": "other"}) == "t"
+
+
+# ---- named analysts' shares -------------------------------------------------------------------
+
+
+def test_each_analysts_remaining_share_counts_only_their_own_dp_releases(tmp_path):
+    """Mutants of ``AnalystShares._analyst_ledger``: ``who = None`` whatever the grant (an
+    analyst's share charged with the releases of no named analyst), ``e.analyst != who``, ``... or
+    e.account == 'dp'`` (everyone's releases), ``e.account != 'dp'`` / ``'XXdpXX'`` (none of
+    theirs), ``if grant is None`` (the allocation and the unallocated rest swapped) and
+    ``allocation = None``. Bug: an analyst (or the curator, for the unallocated rest) reads
+    back the wrong remaining share: more than is left, so they plan releases that the door
+    will refuse, or less than is left."""
+    from dpcore.privacy.guarantees import PureDP
+
+    led = _ledger(tmp_path)
+    led.grant("alice", PureDP(1.0))
+    led.grant("bob", PureDP(1.0))
+    alice, bob = led.as_analyst("alice"), led.as_analyst("bob")
+    alice.spend("a", PureDP(0.5))
+    bob.spend("b", PureDP(0.25))
+    led.spend("c", PureDP(0.75))
+    assert alice.remaining().epsilon == pytest.approx(0.5)
+    assert bob.remaining().epsilon == pytest.approx(0.75)
+    rows = {r["analyst"]: r for r in led.analysts()}
+    assert rows["alice"]["releases"] == 1 and rows["bob"]["releases"] == 1
+    assert rows["(unallocated)"]["releases"] == 1
+    assert rows["(unallocated)"]["allocation"] == str(led.share_accounts(None)["allocation"])
+    unallocated = led.share_accounts(None)
+    assert unallocated["releases"] == 1 and unallocated["allocation"].startswith("(ε = 2,")
+    assert float(unallocated["remaining"].split("=")[1].split(",")[0]) == pytest.approx(1.25)

@@ -147,3 +147,79 @@ def test_each_analysts_remaining_share_counts_only_their_own_dp_releases(tmp_pat
     unallocated = led.share_accounts(None)
     assert unallocated["releases"] == 1 and unallocated["allocation"].startswith("(ε = 2,")
     assert float(unallocated["remaining"].split("=")[1].split(",")[0]) == pytest.approx(1.25)
+
+
+def test_share_accounts_of_an_analyst_the_unallocated_rest_and_a_stranger(tmp_path):
+    """Mutants of ``AnalystShares.share_accounts`` (the curator's per-analyst table): the
+    analyst's ledger built from the unallocated rest (``_analyst_ledger(..., None)``), the
+    ``grant or name is None`` test negated or made always true, a field's key renamed or its
+    value replaced by ``str(None)``, ``None if ... else`` conditions forced, and the random-DP
+    list taken from other analysts (``!=``, ``or``) or from the DP account (``!= 'random'``).
+    Bug: the curator reads an analyst's allocation, spend, remaining share or random-DP total
+    wrong (another analyst's releases counted, a stranger shown a share)."""
+    from dpcore.privacy.guarantees import ApproxDP, PureDP, RandomDP
+    from dpcore.privacy.ledger import LastingLedger
+
+    led = LastingLedger("dataset:t", RandomDP(4.0, 1e-6, 0.1), directory=tmp_path)
+    led.grant("alice", PureDP(1.0))
+    alice = led.as_analyst("alice")
+    alice.spend("a", PureDP(0.5))
+    alice.spend("a random", RandomDP(0.2, 1e-7, 0.01))
+    led.spend("c", PureDP(0.75))
+    led.spend("c random", RandomDP(0.3, 1e-7, 0.02))
+    keys = {"analyst", "allocation", "releases", "basic", "tight", "spent", "remaining",
+            "random"}
+
+    a = led.share_accounts("alice")
+    assert set(a) == keys and a["analyst"] == "alice" and a["releases"] == 2
+    assert a["allocation"] == str(ApproxDP(1.0, 0.0))
+    assert a["basic"] == a["spent"] == str(ApproxDP(0.5, 0.0))
+    assert a["tight"] is None  # a share without δ has no tight total
+    assert a["remaining"] == str(ApproxDP(0.5, 0.0))
+    assert a["random"] == str(RandomDP(0.2, 1e-7, 0.01))
+
+    rest = led.share_accounts(None)
+    assert set(rest) == keys and rest["analyst"] is None and rest["releases"] == 2
+    assert rest["allocation"] == str(ApproxDP(3.0, 1e-6))
+    assert rest["basic"] == rest["tight"] == rest["spent"] == str(ApproxDP(0.75, 0.0))
+    assert rest["remaining"] == str(ApproxDP(2.25, 1e-6))
+    assert rest["random"] == str(RandomDP(0.3, 1e-7, 0.02))
+
+    stranger = led.share_accounts("nobody")
+    assert stranger == {"analyst": "nobody", "releases": 0} | {
+        k: None for k in keys - {"analyst", "releases"}}
+
+
+@pytest.mark.parametrize("name, ok", [("x" * 100, True), ("x" * 101, False), ("  ", False),
+                                      ("a\nb", False), ("tab\there", False)])
+def test_an_analyst_name_is_1_to_100_printable_characters(tmp_path, name, ok):
+    """Mutants of ``AnalystShares.grant``'s name check: ``or`` → ``and`` (an empty name, or a
+    name with a newline, accepted) and ``> 100`` → ``>= 100`` / ``> 101``. Bug: a grant under
+    an empty name or one with control characters (which forge lines in the curator's
+    listing and log), or the documented 100-character limit off by one."""
+    from dpcore.privacy.guarantees import PureDP
+
+    led = _ledger(tmp_path)
+    if ok:
+        led.grant(name, PureDP(0.5))
+        assert name in led._grants()
+    else:
+        with pytest.raises(ValueError, match="1-100 printable"):
+            led.grant(name, PureDP(0.5))
+        assert led._grants() == {}
+
+
+def test_a_name_without_a_grant_gets_the_one_login_answer(tmp_path):
+    """Mutant of ``AnalystShares.as_analyst``: ``LoginRefused(LOGIN_REFUSED)`` →
+    ``LoginRefused(None)``. Bug: a name without a grant (never granted, or revoked) answered
+    differently from a wrong token, telling a caller which names exist."""
+    from dpcore.privacy.guarantees import PureDP
+    from dpcore.privacy.ledger_analysts import LOGIN_REFUSED, LoginRefused
+
+    led = _ledger(tmp_path)
+    token = led.grant("alice", PureDP(0.5))
+    with pytest.raises(LoginRefused) as wrong_token:
+        led.login("alice", token + "x")
+    with pytest.raises(LoginRefused) as no_grant:
+        led.as_analyst("bob")
+    assert str(no_grant.value) == str(wrong_token.value) == LOGIN_REFUSED

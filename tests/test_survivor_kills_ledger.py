@@ -191,12 +191,13 @@ def test_share_accounts_of_an_analyst_the_unallocated_rest_and_a_stranger(tmp_pa
 
 
 @pytest.mark.parametrize("name, ok", [("x" * 100, True), ("x" * 101, False), ("  ", False),
+                                      ("alice smith", True),
                                       ("a\nb", False), ("tab\there", False)])
 def test_an_analyst_name_is_1_to_100_printable_characters(tmp_path, name, ok):
     """Mutants of ``AnalystShares.grant``'s name check: ``or`` → ``and`` (an empty name, or a
     name with a newline, accepted) and ``> 100`` → ``>= 100`` / ``> 101``. Bug: a grant under
     an empty name or one with control characters (which forge lines in the curator's
-    listing and log), or the documented 100-character limit off by one."""
+    listing and log), a name with a space refused, or the 100-character limit off by one."""
     from dpcore.privacy.guarantees import PureDP
 
     led = _ledger(tmp_path)
@@ -223,3 +224,65 @@ def test_a_name_without_a_grant_gets_the_one_login_answer(tmp_path):
     with pytest.raises(LoginRefused) as no_grant:
         led.as_analyst("bob")
     assert str(no_grant.value) == str(wrong_token.value) == LOGIN_REFUSED
+
+
+@pytest.mark.parametrize("shares, ok", [((2.0, 2.0), True), ((3.0, 1.5), False),
+                                        ((4.0, 1e-9), False)])
+def test_analysts_shares_never_exceed_the_budget(tmp_path, shares, ok):
+    """Mutants of ``_subtract`` (``b[k] -= v`` → ``=`` / ``+=``; the tolerance
+    ``v < -1e-12·max(1, |v|)`` → ``v < +1e-12·...`` or ``v < -1.000000000001·...``) and of
+    ``grant`` (the grants read with ``key_state(rows, None)``: none seen). Bug: the curator
+    grants shares that add up to more than the budget (each analyst then plans on budget that
+    does not exist), or cannot grant the whole budget exactly."""
+    from dpcore.privacy.guarantees import ApproxDP, BudgetExceededError, PureDP
+
+    led = _ledger(tmp_path)  # ε = 4
+    led.grant("alice", PureDP(shares[0]))
+    if ok:
+        led.grant("bob", PureDP(shares[1]))
+        assert led.share_accounts(None)["allocation"] == str(ApproxDP(0.0, 1e-6))
+    else:
+        with pytest.raises(BudgetExceededError):
+            led.grant("bob", PureDP(shares[1]))
+        assert set(led._grants()) == {"alice"}
+        assert led.share_accounts(None)["allocation"] == str(ApproxDP(4.0 - shares[0], 1e-6))
+
+
+def test_an_allocation_of_another_kind_is_refused(tmp_path):
+    """Mutants of ``grant``'s kind check: ``and not (...)`` → ``and (...)``, and
+    ``isinstance(dp, ApproxDP) and isinstance(allocation, PureDP)`` → ``or``. Bug: a random-DP
+    or zCDP allocation on an (ε, δ) ledger accepted (its share then composes by rules the
+    budget does not follow), or a plain ε share of an (ε, δ) budget refused."""
+    from dpcore.privacy.guarantees import ZCDP, PureDP, RandomDP
+
+    led = _ledger(tmp_path)
+    for allocation in (RandomDP(0.5, 1e-7, 0.01), ZCDP(0.1)):
+        with pytest.raises(TypeError, match="allocation"):
+            led.grant("x", allocation)
+    led.grant("x", PureDP(0.5))
+    pure = _ledger(tmp_path / "pure", budget=PureDP(2.0))
+    with pytest.raises(TypeError, match="allocation"):
+        pure.grant("y", _ledger(tmp_path / "z").budget)  # (ε, δ) on an ε-DP ledger
+
+
+def test_spend_and_store_charges_a_named_analysts_own_share(tmp_path):
+    """Mutants of ``LastingLedger.spend_and_store``: ``_check_share`` given ``None`` for the
+    old entries, the new ones or the grants, the old entries cut to ``[:+1]`` / ``[:-2]``,
+    the grants read for key ``None``, and the release row written with ``analyst=None`` (or
+    without it). Bug: an analyst's privately estimated n (the door's stored output) charged
+    beyond their allocation, or charged to the unallocated rest instead of to them."""
+    from dpcore.privacy.guarantees import BudgetExceededError, PureDP
+
+    led = _ledger(tmp_path)
+    led.grant("alice", PureDP(1.0))
+    alice = led.as_analyst("alice")
+    alice.spend("x", PureDP(0.25))
+    alice.spend("y", PureDP(0.25))
+    computed = []
+    with pytest.raises(BudgetExceededError):
+        alice.spend_and_store("n", PureDP(0.75), "n", lambda: computed.append(1) or 7)
+    assert computed == [] and alice.released_value("n") is None
+    assert alice.spend_and_store("n", PureDP(0.5), "n", lambda: 7) == 7
+    assert led.history()[-2]["analyst"] == "alice"  # the release row, then the stored value
+    assert alice.remaining().epsilon == pytest.approx(0.0, abs=1e-12)
+    assert led.share_accounts(None)["releases"] == 0

@@ -286,3 +286,54 @@ def test_spend_and_store_charges_a_named_analysts_own_share(tmp_path):
     assert led.history()[-2]["analyst"] == "alice"  # the release row, then the stored value
     assert alice.remaining().epsilon == pytest.approx(0.0, abs=1e-12)
     assert led.share_accounts(None)["releases"] == 0
+
+
+def test_records_read_back_every_field_for_the_right_analyst_and_origin(tmp_path):
+    """Mutants of ``ReleasedOutputs.records``: a ``continue`` → ``break`` (the records after
+    the first one of another analyst or origin dropped), a field's key renamed, the mechanism
+    left in ``params`` (``pop(None)``, ``pop('XXmechanismXX')``) or its default dropped, the
+    charged or released guarantee replaced (``str(None)``, forced ``None``), and the group
+    forced to ``None``. Bug: an analyst's or the curator's export (``dpcore ledger export``, a
+    reloaded page) misses releases, or shows the wrong guarantee, mechanism or group."""
+    from dpcore.privacy.guarantees import PureDP
+
+    led = _ledger(tmp_path)
+    led.grant("alice", PureDP(1.0))
+    alice = led.as_analyst("alice")
+    _spend_and_keep(led, "curator first", 0.1, origin="cli", mechanism="laplace", bound=1.0)
+    _spend_and_keep(alice, "alice a", 0.2, origin="page", mechanism="dplloyd", k=3)
+    _spend_and_keep(led, "curator second", 0.1, origin="page", mechanism="laplace", bound=1.0)
+    led.spend("never kept", PureDP(0.05), mechanism="laplace")
+    assert [r["label"] for r in led.records(None)] == ["curator first", "curator second",
+                                                      "never kept"]
+    assert [r["label"] for r in led.records(origin="page")] == ["alice a", "curator second"]
+    assert [r["label"] for r in led.records("alice")] == ["alice a"]
+    a = led.records("alice")[0]
+    assert a["mechanism"] == "dplloyd" and a["params"] == {"k": 3}
+    assert a["guarantee"] == a["released_guarantee"] == str(PureDP(0.2))
+    assert a["account"] == "dp" and a["analyst"] == "alice" and a["kept"]
+    assert a["origin"] == "page" and isinstance(a["group"], str) and a["output"] == [0.2]
+    assert a["_guarantee"] == PureDP(0.2).as_dict()
+    never = led.records()[-1]
+    assert never["kept"] is False and never["released_guarantee"] is None
+    assert never["group"] is None and never["params"] == {} and never["mechanism"] == "laplace"
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("attempt to write a readonly database", "readonly"),
+    ("the database is read-only", "readonly"),
+    ("database or disk is full", "full"),
+    ("file is not a database", "corrupt"),
+    ("no such table: entries", "corrupt"),
+    ("unable to open database file", None),
+    ("disk I/O error", None)])
+def test_each_sqlite_failure_is_classified(tmp_path, text, reason):
+    """Mutants of ``_sqlite_error``'s classification (``'read-only'``, ``'no such table'``,
+    ``'unable to open'`` changed or negated). Bug: a read-only or corrupt ledger reported to the
+    analyst as another failure, or an unknown failure reported as 'cannot be opened'."""
+    import sqlite3
+
+    exc = lf._sqlite_error(tmp_path / "ledger.sqlite3", sqlite3.OperationalError(text))
+    assert getattr(exc, "reason", None) == reason
+    assert ("cannot be opened" in str(exc)) == (text == "unable to open database file")
+    assert ("OperationalError" in str(exc)) == (reason is None and "I/O" in text)

@@ -337,3 +337,86 @@ def test_each_sqlite_failure_is_classified(tmp_path, text, reason):
     assert getattr(exc, "reason", None) == reason
     assert ("cannot be opened" in str(exc)) == (text == "unable to open database file")
     assert ("OperationalError" in str(exc)) == (reason is None and "I/O" in text)
+
+
+def test_a_revoked_analysts_remaining_share_is_zero(tmp_path):
+    """Mutants of ``LastingLedger.remaining`` for a named analyst: the grant looked up as
+    ``None`` or for ``None``, ``if grant is not None``, and the revoked analyst's zero share
+    built with 1.0 (or from no field). Bug: a revoked analyst is told they have budget left
+    (every release they try is refused), or a granted analyst is told they have none."""
+    from dpcore.privacy.guarantees import ApproxDP, PureDP
+
+    led = _ledger(tmp_path)
+    led.grant("alice", PureDP(1.0))
+    alice = led.as_analyst("alice")
+    alice.spend("a", PureDP(0.25))
+    assert alice.remaining() == ApproxDP(0.75, 0.0)
+    led.revoke("alice")
+    assert alice.remaining() == ApproxDP(0.0, 0.0)
+
+
+def test_keep_outputs_says_whether_it_kept_them(tmp_path, monkeypatch):
+    """Mutants of ``ReleasedOutputs.keep_outputs``: the guard ``not hashes or len(...) !=
+    len(...)`` → ``and``, ``getattr(spent, 'hashes', [])`` without its default, its three
+    ``return`` values flipped, and ``origin=''`` → ``'XXXX'``. Bug: the door believes an output
+    was kept when the ledger failed (a reloaded page then shows nothing, silently), or raises a
+    ledger error after the release was made and charged."""
+    from dpcore.core.errors import LedgerError
+
+    led = _ledger(tmp_path)
+    spent = led.spend_many([("a", _release("a", 0.1, None).guarantee, {})])
+    assert led.keep_outputs([], []) is False  # a plain list: no hashes
+    assert led.keep_outputs(spent, []) is False
+    assert led.keep_outputs(spent, [_release("a", 0.1, 1.0)] * 2) is False
+    assert led.records()[0]["kept"] is False
+
+    def fail(*args, **kwargs):
+        raise LedgerError("the disk is full")
+
+    with monkeypatch.context() as m:
+        m.setattr(led._store, "transaction", fail)
+        assert led.keep_outputs(spent, [_release("a", 0.1, 1.0)]) is False
+    assert led.keep_outputs(spent, [_release("a", 0.1, 1.0)]) is True
+    assert [r["output"] for r in led.records(origin="")] == [1.0]
+
+
+def test_outputs_are_kept_as_json_with_their_non_finite_values():
+    """Mutants of ``_jsonable``: ``dtype.kind in 'fc'`` negated or its text changed, the
+    non-finite test forced, ``str(v)`` → ``str(None)``, the object dtype of the mixed array
+    dropped (numpy then turns every number into a string), the scalar test forced and
+    ``flat[0]`` → ``flat[1]``. Bug: a released output kept wrongly (NaN or ±inf lost or
+    written as invalid JSON, numbers turned into text, a scalar kept as a list)."""
+    import json
+
+    import numpy as np
+
+    from dpcore.privacy.ledger_outputs import _jsonable
+
+    assert _jsonable(np.float64(2.5)) == 2.5
+    assert _jsonable(np.float64(np.nan)) == "nan"
+    assert _jsonable(np.array([[1.0, np.inf], [-np.inf, 0.5]])) == [[1.0, "inf"],
+                                                                    ["-inf", 0.5]]
+    assert _jsonable(np.array([3, 4])) == [3, 4]
+    assert _jsonable({"c": np.array([1.5])}) == {"c": [1.5]}
+    json.loads(json.dumps(_jsonable(np.array([np.nan, 1.0])), allow_nan=False))
+
+
+def test_public_reason_of_failures_without_one():
+    """Mutants of ``public_reason``: every failure without a reason called an integrity
+    failure, the fallback's key changed (``'XXotherXX'``) or its default dropped. Bug: an
+    analyst told the ledger was edited when it only failed, or shown ``None``."""
+    assert lf.public_reason(ValueError("x")) == lf._REASONS["other"]
+    assert lf.public_reason(lf.LedgerIntegrityError("x")) == lf._REASONS["integrity"]
+    assert lf.public_reason(lf._failure(lf.LedgerError, "x", "no such kind")) == \
+        lf._REASONS["other"]
+
+
+def test_a_description_with_values_json_lacks_has_a_canonical_text():
+    """Mutants of ``description_text``: ``default=str`` dropped or ``None``. Bug: a public
+    description holding a path or a date cannot be recorded (TypeError at the ledger's
+    first use)."""
+    from pathlib import Path
+
+    from dpcore.privacy.ledger_chain import description_text
+
+    assert description_text({"b": Path("x"), "a": 1}) == '{"a": 1, "b": "x"}'

@@ -420,3 +420,41 @@ def test_a_description_with_values_json_lacks_has_a_canonical_text():
     from dpcore.privacy.ledger_chain import description_text
 
     assert description_text({"b": Path("x"), "a": 1}) == '{"a": 1, "b": "x"}'
+
+
+def test_list_ledgers_shows_each_data_sets_accounts(tmp_path):
+    """Mutants of ``list_ledgers``: a named data set's name read from ``{'XXnameXX': ...}`` or
+    ``None``, the named test forced, the ``named`` key renamed, and the basic, tight, spent
+    and random fields replaced by ``str(None)`` or forced to ``None``. Bug: the curator's
+    listing shows the wrong name or a wrong account of what each data set spent."""
+    from dpcore.privacy.guarantees import ApproxDP, PureDP, RandomDP
+    from dpcore.privacy.ledger import LastingLedger, list_ledgers
+
+    named = _ledger(tmp_path)
+    named.spend("a", PureDP(0.5))
+    unnamed = LastingLedger("0123abcd", RandomDP(2.0, 1e-6, 0.1), directory=tmp_path,
+                            name="survey.csv")
+    unnamed.spend("r", RandomDP(0.2, 1e-7, 0.01))
+    rows = {r["key"]: r for r in list_ledgers(tmp_path)}
+    n, u = rows["dataset:t"], rows["0123abcd"]
+    assert (n["name"], n["named"], u["name"], u["named"]) == ("t", True, "survey.csv", False)
+    assert n["basic"] == n["tight"] == n["spent"] == str(ApproxDP(0.5, 0.0))
+    assert n["random"] is None
+    assert u["random"] == str(RandomDP(0.2, 1e-7, 0.01))
+    assert u["basic"] == str(ApproxDP(0.0, 0.0))
+
+
+@pytest.mark.parametrize("name, ok", [("n" * 200, True), ("n" * 201, False), ("  ", False),
+                                      ("my data", True), ("a\nb", False)])
+def test_a_data_set_name_is_1_to_200_printable_characters(name, ok):
+    """Mutants of ``named_key``'s check: ``or`` → ``and`` (an empty name or one with a newline
+    accepted), ``> 200`` → ``>= 200`` / ``> 201``, ``ord(c) < 32`` → ``<= 32`` / ``< 33``.
+    Bug: a budget kept under an empty name or one with control characters (forged lines in
+    the curator's listing), a name with a space refused, or the limit off by one."""
+    from dpcore.privacy.ledger import named_key
+
+    if ok:
+        assert named_key(name) == "dataset:" + name.strip()
+    else:
+        with pytest.raises(ValueError, match="1-200 printable"):
+            named_key(name)

@@ -425,8 +425,9 @@ def test_a_description_with_values_json_lacks_has_a_canonical_text():
 def test_list_ledgers_shows_each_data_sets_accounts(tmp_path):
     """Mutants of ``list_ledgers``: a named data set's name read from ``{'XXnameXX': ...}`` or
     ``None``, the named test forced, the ``named`` key renamed, and the basic, tight, spent
-    and random fields replaced by ``str(None)`` or forced to ``None``. Bug: the curator's
-    listing shows the wrong name or a wrong account of what each data set spent."""
+    and random fields replaced by ``str(None)`` or their ``None`` test forced. Bug: the
+    curator's listing shows the wrong name or a wrong account of what each data set spent (a
+    pure-ε ledger's missing tight total shown as the text 'None')."""
     from dpcore.privacy.guarantees import ApproxDP, PureDP, RandomDP
     from dpcore.privacy.ledger import LastingLedger, list_ledgers
 
@@ -442,6 +443,9 @@ def test_list_ledgers_shows_each_data_sets_accounts(tmp_path):
     assert n["random"] is None
     assert u["random"] == str(RandomDP(0.2, 1e-7, 0.01))
     assert u["basic"] == str(ApproxDP(0.0, 0.0))
+    pure = LastingLedger("dataset:pure", PureDP(1.0), directory=tmp_path)
+    pure.spend("p", PureDP(0.1))
+    assert {r["key"]: r for r in list_ledgers(tmp_path)}["dataset:pure"]["tight"] is None
 
 
 @pytest.mark.parametrize("name, ok", [("n" * 200, True), ("n" * 201, False), ("  ", False),

@@ -46,6 +46,7 @@ KILLS_RESPONSE = "tests/test_survivor_kills_response.py"
 KILLS_FRIENDLYCORE = "tests/test_survivor_kills_friendlycore.py"
 KILLS_DOOR = "tests/test_survivor_kills_door.py"
 KILLS_NOISE = "tests/test_survivor_kills_noise.py"
+KILLS_LEDGER = "tests/test_survivor_kills_ledger.py"
 #: name -> (file(s) to mutate, covering test files); a module split into several files keeps
 #: its name and mutates all of them (mutmut's only_mutate takes a list)
 MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
@@ -59,12 +60,14 @@ MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
     "discrete_noise": ("dpcore/privacy/discrete_noise.py",
                        ("tests/test_noise_defended.py", "tests/test_noise_power.py",
                         SURVIVORS)),
-    "ledger": ("dpcore/privacy/ledger.py",
+    # every ledger*.py file (the hash chain was split out of ledger_file.py)
+    "ledger": (("dpcore/privacy/ledger.py", "dpcore/privacy/ledger_analysts.py",
+                "dpcore/privacy/ledger_chain.py", "dpcore/privacy/ledger_file.py",
+                "dpcore/privacy/ledger_outputs.py"),
                ("tests/test_ledger_lasting.py", "tests/test_ledger_accounts.py",
-                # not test_ledger_integrity.py: one of its tests needs the source checkout's
-                # app bundle, which mutmut's copy lacks
+                "tests/test_ledger_chain.py", "tests/test_ledger_integrity.py",
                 "tests/test_ledger_errors.py", "tests/test_ledger_outputs.py",
-                "tests/test_mutant_kills.py", SURVIVORS)),
+                "tests/test_mutant_kills.py", SURVIVORS, KILLS_LEDGER)),
     "door": ("dpcore/release/door.py",
              ("tests/test_release_door.py", "tests/test_ledger_outputs.py",
               "tests/test_mutant_kills.py", SURVIVORS, KILLS_DOOR)),
@@ -93,6 +96,15 @@ MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
                              KILLS_EMPTY, KILLS_RESPONSE)),
 }
 
+#: module -> tests left out of its run: they need the source checkout's app (app.py, pages/),
+#: which mutmut's copy lacks (the rest of their file runs: describe, adopt, the analysts' table)
+DESELECT: dict[str, tuple[str, ...]] = {
+    "ledger": ("tests/test_ledger_integrity.py::"
+               "test_app_and_run_pass_the_dataset_and_random_dp_flags",
+               "tests/test_ledger_integrity.py::"
+               "test_app_shows_an_error_box_not_a_traceback_when_the_ledger_was_edited"),
+}
+
 PYTEST_ARGS = ["-p", "no:xdist", "-p", "no:cacheprovider", "-p", "no:randomly", "-q",
                "-m", "not slow and not data and not e2e and not acceptance"]
 #: a run of one module is stopped after this long (the machine is shared)
@@ -110,6 +122,10 @@ def _toml_list(items) -> str:
 
 def _files(target: str | tuple[str, ...]) -> tuple[str, ...]:
     return (target,) if isinstance(target, str) else tuple(target)
+
+
+def _deselect(name: str) -> list[str]:
+    return [a for t in DESELECT.get(name, ()) for a in ("--deselect", t)]
 
 
 def _mutant_file(key: str) -> str:
@@ -177,7 +193,7 @@ def _prepare(name: str, target: str | tuple[str, ...], tests: tuple[str, ...]) -
         'source_paths = ["dpcore"]\n'
         f"only_mutate = {_toml_list(_files(target))}\n"
         'also_copy = ["tests", "pyproject.toml"]\n'
-        f"pytest_add_cli_args = {_toml_list(PYTEST_ARGS)}\n"
+        f"pytest_add_cli_args = {_toml_list(PYTEST_ARGS + _deselect(name))}\n"
         f"pytest_add_cli_args_test_selection = {_toml_list(tests)}\n"
         # a mutant that loops (e.g. in a rejection sampler) is stopped after 4x the CPU time of
         # its tests (mutmut's default 15x made one such mutant cost minutes)

@@ -197,4 +197,8 @@ def test_superseded_runs_stop_and_memory_returns(own_server, browser):
     # expired sessions were never dropped, freed fit temporaries stayed in malloc's arenas
     # (with a 4 MiB mmap threshold, or 1 arena and glibc's dynamic thresholds: +23 to +30 %).
     # The base is taken 3 s after the warm-up tab closed, so it includes that one kept session.
-    assert after_rss <= 1.10 * base_rss, report
+    # Bound 20 %: the same code measured +7.4 % at load 3.2 and +15.4 % at load 10.7 (the full
+    # suite beside a mutation run), with no change between 5 s and 35 s after closing, so the
+    # spread is the allocator's under load, not a session kept; the bug this guards against
+    # (sessions never dropped, arenas never trimmed) measured +23 to +30 %.
+    assert after_rss <= 1.20 * base_rss, report

@@ -14,11 +14,12 @@ import signal
 import sqlite3
 
 import pytest
+from test_ledger_lasting import _hammer
 
 from dpcore.core.errors import LedgerIntegrityError
 from dpcore.privacy import ledger_chain as lc
 from dpcore.privacy import ledger_file as lf
-from dpcore.privacy.guarantees import ApproxDP, BudgetExceededError, PureDP
+from dpcore.privacy.guarantees import ApproxDP, PureDP
 from dpcore.privacy.ledger import LastingLedger, adopt
 
 
@@ -157,17 +158,6 @@ def test_a_memo_is_never_used_for_another_chain_of_the_same_ledger(tmp_path):
     assert led.spent().epsilon == pytest.approx(0.25 + 8 * 0.01)
 
 
-def _hammer(d: str, worker: int, out) -> None:
-    led = LastingLedger("shared", directory=d)
-    ok = 0
-    for i in range(10):
-        try:
-            led.spend(f"w{worker}-{i}", PureDP(0.05))
-            ok += 1
-        except BudgetExceededError:
-            pass
-        led.remaining()
-    out.put(ok)
 
 
 def _killed_inside_a_spend(d: str) -> None:
@@ -197,7 +187,7 @@ def test_six_processes_and_one_killed_inside_a_spend_leave_a_ledger_every_proces
     killed.start()  # first, while the budget has room: it must die inside its spend
     killed.join(60)
     assert killed.exitcode == -signal.SIGKILL
-    procs = [ctx.Process(target=_hammer, args=(str(tmp_path), w, q)) for w in range(6)]
+    procs = [ctx.Process(target=_hammer, args=(str(tmp_path), w, q, 10, True)) for w in range(6)]
     for p in procs:
         p.start()
     for p in procs:

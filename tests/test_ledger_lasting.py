@@ -57,15 +57,19 @@ def test_entries_survive_a_new_process(tmp_path):
     assert len(again) == 2
 
 
-def _hammer(directory: str, worker: int, out) -> None:
+def _hammer(directory: str, worker: int, out, spends: int = 15, read: bool = False) -> None:
+    """One process's spends of ε = 0.05 on the shared ledger (``read``: a read after each, so
+    reads race writes too); puts how many were admitted."""
     led = LastingLedger("shared", directory=directory)
     ok = 0
-    for i in range(15):
+    for i in range(spends):
         try:
             led.spend(f"w{worker}-{i}", PureDP(0.05))
             ok += 1
         except BudgetExceededError:
             pass
+        if read:
+            led.remaining()
     out.put(ok)
 
 

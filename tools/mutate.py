@@ -47,6 +47,8 @@ KILLS_FRIENDLYCORE = "tests/test_survivor_kills_friendlycore.py"
 KILLS_DOOR = "tests/test_survivor_kills_door.py"
 KILLS_NOISE = "tests/test_survivor_kills_noise.py"
 KILLS_LEDGER = "tests/test_survivor_kills_ledger.py"
+#: direct tests of the ledger functions only the app and the CLI call (allowance, analysts, ...)
+LEDGER_DIRECT = "tests/test_ledger_direct.py"
 #: name -> (file(s) to mutate, covering test files); a module split into several files keeps
 #: its name and mutates all of them (mutmut's only_mutate takes a list)
 MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
@@ -67,7 +69,7 @@ MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
                ("tests/test_ledger_lasting.py", "tests/test_ledger_accounts.py",
                 "tests/test_ledger_chain.py", "tests/test_ledger_integrity.py",
                 "tests/test_ledger_errors.py", "tests/test_ledger_outputs.py",
-                "tests/test_mutant_kills.py", SURVIVORS, KILLS_LEDGER)),
+                "tests/test_mutant_kills.py", SURVIVORS, KILLS_LEDGER, LEDGER_DIRECT)),
     "door": ("dpcore/release/door.py",
              ("tests/test_release_door.py", "tests/test_ledger_outputs.py",
               "tests/test_mutant_kills.py", SURVIVORS, KILLS_DOOR)),

@@ -283,3 +283,50 @@ def test_an_unknown_part_is_kept_verbatim_in_the_export():
     assert led.accounts().refuses_by == "basic"
     assert math.isclose(led.remaining().epsilon, 0.5)
     assert json.loads(led.to_json())["entries"][0]["parts"][0]["text"] == parts
+
+
+# ---- survivors of the 16:22 run, killed --------------------------------------------------------
+
+
+def test_reopening_a_ledger_as_it_is_takes_no_write_transaction(tmp_path, monkeypatch):
+    """Opening an existing ledger with its own budget and description, or with neither, is a
+    read: no write transaction (and so no writers' lock). Kills ``_read_state`` reading the
+    state of key None and the ``_needs_write`` mutants (``and`` → ``or`` on the budget or the
+    description test, ``is None`` → ``is not None``, a description compared with None) that
+    send every open through the write path. Bug: every page load and CLI call queues behind
+    the writers' lock (a release in progress stalls every reader); a changed budget or
+    description, which needs the write path, still takes it."""
+    from dpcore.privacy import ledger_file as lf
+
+    desc = {"columns": ["a"], "lower": [-1], "upper": [1]}
+    _ledger(tmp_path, description=desc).spend("r1", PureDP(0.5))
+    writes = []
+    real = lf.Store.transaction
+    monkeypatch.setattr(lf.Store, "transaction",
+                        lambda self, **kw: writes.append(kw) or real(self, **kw))
+    for kw in ({}, {"description": desc}):
+        led = LastingLedger(KEY, BUDGET, directory=tmp_path, name="t", **kw)
+        assert led.remaining() == ApproxDP(3.5, 1e-6)
+    assert LastingLedger(KEY, directory=tmp_path).description() == desc
+    assert writes == []
+    with pytest.raises(LedgerError, match="differs"):
+        LastingLedger(KEY, directory=tmp_path, description=desc | {"upper": [2]})
+    assert len(writes) == 1
+
+
+def test_an_analysts_share_is_shown_by_the_ledgers_own_accountant(tmp_path):
+    """``_analyst_ledger`` composes an analyst's share with the ledger's accountant (mutant:
+    the ``accountant=`` argument dropped, so the default 'tight' one). On a 'basic' ledger a
+    release of 40 parts of ε = 0.04 spends 1.6 of a (2, 1e-6) share (the tight total would be
+    about 1.4). Bug: the analyst is shown more remaining share than the refusals (made with
+    the ledger's accountant) will let them spend: a budget read back wrong."""
+    led = _ledger(tmp_path)
+    led.grant("ann", ApproxDP(2.0, 1e-6))
+    ann = led.as_analyst("ann")
+    ann.spend("lloyd", PureDP(1.6), parts=[PureDP(0.04)] * 40)
+    assert ann.remaining().epsilon == pytest.approx(0.4)
+    row = {r["analyst"]: r for r in led.analysts()}["ann"]
+    assert row["remaining"] == str(ann.remaining())
+    assert led.share_accounts("ann")["spent"] == str(ApproxDP(1.6, 0.0))
+    with pytest.raises(BudgetExceededError, match="analyst 'ann'"):
+        ann.spend("more", PureDP(0.5))

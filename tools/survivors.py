@@ -1,8 +1,13 @@
 """Classify the survivors of ``make mutate`` (``.mutate/report.json``) for docs/testing.md.
 
 Every survivor gets one class, by a rule on its diff or by the reviewed table :data:`REVIEWED`
-(a regular expression on the mutant's short name, per module, with the argument). What no rule
-and no table entry covers is printed as **not triaged**: the review is honest about it.
+(per module, with the argument). What no rule and no table entry covers is printed as **not
+triaged**: the review is honest about it.
+
+A table entry is keyed either by :class:`At` (the mutated function and a regular expression on
+the mutant's diff line: it survives code changes, which renumber mutmut's mutants) or, in older
+entries, by a regular expression on the mutant's short name (``…__mutmut_<n>``; the number
+shifts when the function changes, so such an entry must be re-keyed when its module is re-run).
 
     python tools/survivors.py            # markdown, every module of the report
     python tools/survivors.py noise door
@@ -15,6 +20,7 @@ import re
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,9 +41,36 @@ CLASSES = {
 
 _STR = re.compile(r"""(?:[rbuf]*)("([^"\\]|\\.)*"|'([^'\\]|\\.)*')""", re.IGNORECASE)
 
-#: module -> [regex on the short name] of survivors killed by a test written after the last run
-#: (empty it for a module when `make mutate` is re-run on it: they are then detected)
-KILLED: dict[str, list[str]] = {
+
+class At(NamedTuple):
+    """A survivor key that outlives renumbering: ``function`` (a regular expression matched in
+    full against the mutated function's name as written in the source, ``Class.method`` or
+    ``function``) and ``diff`` (a regular expression searched in ``"<old line> → <new line>"``,
+    the mutant's diff as ``tools/mutate.py`` records it)."""
+
+    function: str
+    diff: str
+
+
+def function_of(short: str) -> str:
+    """The source name of a mutant's function: ``xǁCǁm__mutmut_3`` → ``C.m``,
+    ``x_f__mutmut_3`` → ``f``."""
+    name = re.sub(r"__mutmut_\d+$", "", short)
+    if name.startswith("xǁ"):
+        return name[2:].replace("ǁ", ".")
+    return name[2:] if name.startswith("x_") else name
+
+
+def _matches(key: str | At, short: str, old: str, new: str) -> bool:
+    if isinstance(key, At):
+        return bool(re.fullmatch(key.function, function_of(short))
+                    and re.search(key.diff, f"{old} → {new}"))
+    return bool(re.search(key, short))
+
+
+#: module -> [key (At, or a regex on the short name)] of survivors killed by a test written after
+#: the last run (empty it for a module when `make mutate` is re-run on it: they are then detected)
+KILLED: dict[str, list[str | At]] = {
     # tests/test_survivor_kills_door.py (a multi-part release checked with the ledger's own
     # accountant), now in guarantees' covering tests
     "guarantees": [r"PrivacyLedgerǁcopy__mutmut_7$|PrivacyLedgerǁfrom_entries__mutmut_8$"],
@@ -91,8 +124,8 @@ KILLED: dict[str, list[str]] = {
     ],
 }
 
-#: module -> [(regex on the short name, argument)]
-REVIEWED: dict[str, list[tuple[str, str]]] = {
+#: module -> [(key (At, or a regex on the short name), argument)]
+REVIEWED: dict[str, list[tuple[str | At, str]]] = {
     "guarantees": [
         (r"PrivacyLedgerǁ_dp_spent__mutmut_(20|2[23])$|PrivacyLedgerǁ_check__mutmut_46$|"
          r"PrivacyLedgerǁcan_spend__mutmut_(2|10)$|PrivacyLedgerǁ_compose_in__mutmut_([5-9]|10)$",
@@ -431,14 +464,56 @@ def _only_strings(old: str, new: str) -> bool:
     return bool(old) and old != new and _STR.sub('""', old) == _STR.sub('""', new)
 
 
+_STRICT = re.compile(r"(,\s*)?\bstrict=True\b")
+
+
+def _inside_zip(text: str, at: int) -> bool:
+    """Whether position ``at`` of ``text`` lies directly in the argument list of a ``zip(``
+    call (the innermost bracket open before it; strings are not skipped: a heuristic for the
+    review, checked by tests/test_survivor_kills_rules.py)."""
+    depth = 0
+    for i in range(at - 1, -1, -1):
+        c = text[i]
+        if c in ")]}":
+            depth += 1
+        elif c in "([{":
+            if depth == 0:
+                return c == "(" and re.search(r"(?<![\w.])zip\s*$", text[:i]) is not None
+            depth -= 1
+    return False
+
+
+def _zip_strict_weakened(old: str, new: str, mutant: str = "") -> bool:
+    """The mutant only weakens (to False or None) or drops the ``strict=True`` of a ``zip(``
+    call: one ``strict=True`` in the old line, the new line equal but for it, and that argument
+    inside a zip call, on the line or, for a call over several lines, in the mutated file."""
+    found = list(_STRICT.finditer(old))
+    if len(found) != 1:
+        return False
+    m = found[0]
+    weakened = {old[:m.start()] + (m.group(1) or "") + f"strict={v}" + old[m.end():]
+                for v in ("False", "None")} | {old[:m.start()] + old[m.end():],  # dropped,
+                                                   old[:m.start()] + (m.group(1) or "").rstrip()
+                                                   + old[m.end():]}  # or its comma kept
+    if re.sub(r"\s+", "", new) not in {re.sub(r"\s+", "", w) for w in weakened}:
+        return False
+    if _inside_zip(old, m.start()):
+        return True
+    path = ROOT / (mutant.rsplit(".", 1)[0].replace(".", "/") + ".py") if mutant else None
+    src = path.read_text() if path and path.exists() else ""
+    # the diff line is a whole source line, stripped
+    return any(_inside_zip(src, k.start(1) + m.start()) for k in
+               re.finditer(rf"^[ \t]*({re.escape(old)})[ \t]*$", src, re.MULTILINE))
+
+
 def classify(module: str, s: dict) -> tuple[str, str]:
     short = s["mutant"].split(".")[-1]
     old, new = s["old"], s["new"]
-    if any(re.search(p, short) for p in KILLED.get(module, [])):
+    if any(_matches(k, short, old, new) for k in KILLED.get(module, [])):
         return "killed", ""
     pending = ""  # a "not triaged" note is a fallback: the rules below may still classify it
-    for pattern, why in REVIEWED.get(module, []):
-        if re.search(pattern, short):
+    for key, why in REVIEWED.get(module, []):
+        if _matches(key, short, old, new):
             if not why.startswith("not triaged"):
                 return "reviewed", why
             pending = pending or why
@@ -454,7 +529,7 @@ def classify(module: str, s: dict) -> tuple[str, str]:
     if "dtype=None" in new or (re.search(r"dtype=float", old) and "dtype" not in new) \
             or ".astype(None)" in new:
         return "dtype", ""
-    if "strict=True" in old and "strict=True" not in new:
+    if _zip_strict_weakened(old, new, s["mutant"]):
         return "strict", ""
     return "not triaged", pending
 

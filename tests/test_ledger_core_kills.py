@@ -1,0 +1,30 @@
+"""Tests written from the survivors of the lasting ledger's core (``make mutate MUTATE=ledger
+--only=...`` of 2026-11-26 18:12: ``Store.transaction``, ``LastingLedger.__init__`` / ``_open``
+/ ``spend_many``, the hash chain's ``verified`` / ``Store.verify`` / ``_check_tables`` and the
+log's ``key_state`` / ``log_tables`` / ``folded``, ``append``, ``write_head``, ``_lock``,
+``reading``, ``_check_share``), one per plausible bug a survivor stood for. Each docstring
+names the function and what the mutation changes; each was checked against its mutant with
+mutmut's MUTANT_UNDER_TEST in the run's ``.mutate/ledger/mutants`` copy."""
+
+from __future__ import annotations
+
+from dpcore.privacy.guarantees import ApproxDP, PureDP
+from dpcore.privacy.ledger import LastingLedger
+
+KEY = "dataset:t"
+ROUNDS = [PureDP(0.04)] * 40  # e.g. DP-Lloyd's rounds: the tight total is below the basic 1.6
+
+
+def test_spend_many_records_each_releases_parts(tmp_path):
+    """``LastingLedger.spend_many``: a release's parts (4-tuples) are checked and recorded
+    with it. Mutants: ``len(p) > 3`` → ``> 4`` or ``and False`` (the parts of every tuple
+    ignored), ``parts=ps`` → ``parts=None`` or dropped in the check. Bug: the charge recorded
+    without its parts, so the tight account overstates what was spent and refuses releases
+    the budget allows, and the audit trail loses what the release was made of."""
+    led = LastingLedger(KEY, ApproxDP(2.0, 1e-6), directory=tmp_path, name="t")
+    led.spend_many([("lloyd", PureDP(1.6), {}, ROUNDS), ("mean", PureDP(0.1), {})])
+    again = LastingLedger(KEY, directory=tmp_path)
+    assert [len(e.parts or ()) for e in again.entries] == [40, 0]
+    acc = again.accounts()
+    assert acc.dp_tight is not None and acc.dp_tight.epsilon < acc.dp_basic.epsilon - 0.1
+    again.spend("fits only by the tight total", PureDP(0.35))  # basic: 2.05 > 2

@@ -37,6 +37,8 @@ CLASSES = {
               "the next run counts them as detected",
     "reviewed": "argued below, one by one",
     "not triaged": "not reviewed in this round",
+    "not checked": "the run did not reach it (stopped at its time limit, or outside --only): no "
+                   "rule is applied to a mutant no test was run against",
 }
 
 _STR = re.compile(r"""(?:[rbuf]*)("([^"\\]|\\.)*"|'([^'\\]|\\.)*')""", re.IGNORECASE)
@@ -105,6 +107,17 @@ KILLED: dict[str, list[str | At]] = {
         r"x_named_key__mutmut_([3467]|1[01])$",
         # killed by test_ledger_integrity's old-format adoption test, now in the covering tests
         r"LastingLedgerǁ_read_state__mutmut_5$",
+        # tests/test_ledger_direct.py: the functions only the app and the CLI called (every
+        # mutant of them, 'no tests' before), and two survivors argued before
+        At("AnalystShares.allowance|output_arrays|record_json|_UnknownPart.as_dict", r""),
+        At("AnalystShares._analyst_ledger", r"accountant=self\.accountant\) → .*mine, \)$"),
+        At("LastingLedger._read_state", r"→ return key_state\(rows, None\)$"),
+        At("LastingLedger._needs_write", r"→ (if budget is not None or |return description is "
+           r"not None or \(|st\[\"description\"\] is not None$|or description_text\(None\) |"
+           r".*!= description_text\(None\)\)$)"),
+        # tests/test_ledger_core_kills.py (the --only run of the ledger's core, 18:12)
+        At("LastingLedger.spend_many", r"p\[3\] if (len\(p\) > 4|\(len\(p\) > 3\) and False) "
+           r"else|→ led\.spend\(label, guarantee, (parts=None, )?\*\*params\)$"),
     ],
     "door": [
         r"_covered__mutmut_(4|1[7-9]|2[0-2])$",
@@ -188,72 +201,85 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
          "seed of random.Random; integers(n) and integers(0, n) are the same draw"),
     ],
     "ledger": [
-        (r"dataset_key__mutmut_(15|17|18)$", "equivalent: a streaming hash does not depend on the "
-         "block size (f.read(None) reads the file at once)"),
-        (r"dataset_key__mutmut_32$", "equivalent: index=None is falsy, as index=False"),
-        (r"LastingLedgerǁspend_and_store__mutmut_19$", "equivalent: the params are written from "
-         "`params`; the in-memory ledger that checks the budget is discarded"),
-        (r"Storeǁ_unmake__mutmut_[34]$", "equivalent in practice: SQLite deletes its rollback "
-         "journal at ROLLBACK and close (journal_mode DELETE), so the '-journal' unlink of a "
-         "half-made ledger finds nothing to remove"),
-        (r"x_forget__mutmut_[1-5]$", "equivalent in result: the remembered rows are a cache that "
+        # keyed by function + the diff (At): valid whatever mutmut's numbering
+        (At("dataset_key", r"f\.read\(1 << 20\).* → .*f\.read\((None|2 << 20|1 << 21)\)"),
+         "equivalent: a streaming hash does not depend on the block size (f.read(None) reads "
+         "the file at once)"),
+        (At("dataset_key", r"index=False\).* → .*index=None\)"),
+         "equivalent: index=None is falsy, as index=False"),
+        (At("LastingLedger.spend_and_store", r"led\.spend\(label, guarantee, \*\*params\) → "
+            r"e = led\.spend\(label, guarantee, \)$"),
+         "equivalent: the params are written from `params`; the in-memory ledger that checks "
+         "the budget is discarded"),
+        (At("Store._unmake", r'"-journal".* → .*"(XX-journalXX|-JOURNAL)"'),
+         "equivalent in practice: SQLite deletes its rollback journal at ROLLBACK and close "
+         "(journal_mode DELETE), so the '-journal' unlink of a half-made ledger finds nothing "
+         "to remove"),
+        (At("forget", r""), "equivalent in result: the remembered rows are a cache that "
          "verified() compares row by row with what it reads, so forgetting more or fewer files "
          "only changes how many rows are hashed again"),
-        (r"LastingLedgerǁreset__mutmut_(1[6-9])$", "accepted: the text of the reset event's "
-         "label and the name of its 'forgotten' count in the audit trail (the reset itself, "
-         "its chain row and the released values it deletes are tested)"),
-        (r"AnalystSharesǁ_analyst_ledger__mutmut_24$", "accepted, not killed: the shown share "
-         "composed with the default 'tight' accountant instead of the ledger's; differs only "
-         "for a basic or filter ledger once tight < basic; _check_share, which refuses, passes "
-         "the ledger's accountant"),
-        (r"AnalystSharesǁshare_accounts__mutmut_4$", "equivalent: grants are keyed by names "
-         "(strings), so .get(None) is None, as the else branch"),
-        (r"AnalystSharesǁgrant__mutmut_1[5-8]$", "equivalent for security: the token's 'dpa_' "
-         "prefix is cosmetic; token_urlsafe(None) (32 bytes) or 25 bytes are as unguessable as "
-         "24; only the token's hash is kept and compared"),
-        (r"AnalystSharesǁgrant__mutmut_(8[79]|90)$", "equivalent: _check_tables re-reads the "
-         "analysts table's allocation (json.loads) and dumps it sorted before comparing it "
-         "with the log"),
-        (r"x__subtract__mutmut_1$", "equivalent on reachable states: grant refuses shares "
-         "beyond the budget (strict), so _unallocated's difference never goes below the "
-         "tolerance and a strict default never raises"),
-        (r"x__subtract__mutmut_(1[129])$", "equivalent in practice: the tolerance of the shares' "
-         "sum check (≤ for <, ÷ for ×, max(2, ·) for max(1, ·)) moves the refusal threshold by "
-         "at most 2e-12 of the budget"),
-        (r"ReleasedOutputsǁkeep_outputs__mutmut_(16|47|55)$", "equivalent: append stamps "
-         "time.time() when t is None; the shared `now` only gives one click's rows one time"),
-        (r"ReleasedOutputsǁkeep_outputs__mutmut_3[34]$", "accepted: the output event's copy of "
-         "the label is never read back (records take the release row's label)"),
-        (r"ReleasedOutputsǁkeep_outputs__mutmut_(46|54)$", "equivalent in what is read back: "
-         "records() select by the release row's analyst; the output row's analyst column is "
-         "the audit trail's"),
-        (r"ReleasedOutputsǁkeep_outputs__mutmut_(5[89]|6[0-3])$", "accepted: the curator's log "
-         "line (logger dpcore.ledger), not a release output; the return value is tested"),
-        (r"x__jsonable__mutmut_7$", "equivalent: 'XXfcXX' still contains the one-letter dtype "
-         "kinds f and c"),
-        (r"x__jsonable__mutmut_17$", "equivalent: a 0-d object array's tolist() is its one "
-         "element, as flat[0]"),
-        (r"x_public_reason__mutmut_1[56]$", "equivalent: an unknown reason falls back to the "
-         "'other' text, as 'other' does"),
-        (r"x_description_text__mutmut_[23]$", "accepted: reached only by describe(None), which "
-         "no caller makes (the table's NULL descriptions are skipped before it)"),
-        (r"AnalystSharesǁ_check_share__mutmut_(1|10)$", "equivalent: without grants the "
-         "unallocated share is the whole DP budget and every entry is no analyst's, so the "
-         "extra check repeats the ledger's own; grants.get(None) is None"),
-        (r"LastingLedgerǁ_read_state__mutmut_2$", "equivalent in result: the state of key None "
-         "has no budget, so _needs_write sends the open through the write transaction, which "
-         "reads the key's state again"),
-        (r"x_list_ledgers__mutmut_(2[689]|30)$", "equivalent where the name column holds the "
-         "key's name (every ledger opened with --dataset NAME writes it); display_name "
-         "ignores its state for a named key"),
-        (r"x__sqlite_error__mutmut_54$", "accepted: the path in the curator's text of a "
-         "folder-in-the-way error (None); its public reason 'directory' is unchanged"),
-        (r"LastingLedgerǁ_needs_write__mutmut_(5|12|1[78]|22)$", "equivalent in result: "
-         "_needs_write only chooses between the read-only fast path and the write transaction, "
-         "whose _open re-derives the state and sets, refuses or records budget and description "
-         "itself; these mutants only make it choose the write path more often (never less)"),
-        (r"__mutmut_\d+$", "not triaged: the run of 2026-11-26 was stopped at 1294 of 2780 "
-         "mutants (the rest are 'not checked'); see docs/testing.md for what remains"),
+        (At("LastingLedger.reset", r'"reset by the curator",? → .*"(XXreset by the curatorXX|'
+            r'RESET BY THE CURATOR)"|"forgotten": n\}\) → \{"(XXforgottenXX|FORGOTTEN)"'),
+         "accepted: the text of the reset event's label and the name of its 'forgotten' count "
+         "in the audit trail (the reset itself, its chain row and the released values it "
+         "deletes are tested)"),
+        (At("AnalystShares.share_accounts", r"if \(name is not None\) or True else None"),
+         "equivalent: grants are keyed by names (strings), so .get(None) is None, as the else "
+         "branch"),
+        (At("AnalystShares.grant", r'token = "dpa_" \+ secrets\.token_urlsafe\(24\) → token = '
+            r'("XXdpa_XX"|"DPA_"|"dpa_") \+ secrets\.token_urlsafe\((None|25|24)\)$'),
+         "equivalent for security: the token's 'dpa_' prefix is cosmetic; token_urlsafe(None) "
+         "(32 bytes) or 25 bytes are as unguessable as 24; only the token's hash is kept and "
+         "compared"),
+        (At("AnalystShares.grant", r"sort_keys=True\), time\.time\(\)\)\) → .*as_dict\(\), "
+            r"(sort_keys=(None|False))?\), time"),
+         "equivalent: _check_tables re-reads the analysts table's allocation (json.loads) and "
+         "dumps it sorted before comparing it with the log"),
+        (At("_subtract", r"strict: bool = False → .*strict: bool = True$"),
+         "equivalent on reachable states: grant refuses shares beyond the budget (strict), so "
+         "_unallocated's difference never goes below the tolerance and a strict default never "
+         "raises"),
+        (At("_subtract", r"v < -1e-12 \* max\(1\.0, abs\(v\)\) .* → .*(v <= -1e-12 \* max\(1\.0|"
+            r"v < -1e-12 / max\(1\.0|v < -1e-12 \* max\(2\.0)"),
+         "equivalent in practice: the tolerance of the shares' sum check (≤ for <, ÷ for ×, "
+         "max(2, ·) for max(1, ·)) moves the refusal threshold by at most 2e-12 of the budget"),
+        (At("ReleasedOutputs.keep_outputs|LastingLedger.spend_many",
+            r"^now = time\.time\(\) → now = None$|^t=now\) → (t=None)?\)$"),
+         "equivalent: append stamps time.time() when t is None; the shared `now` only gives "
+         "one click's rows (one spend_many's entries) one time"),
+        (At("ReleasedOutputs.keep_outputs", r'"label": rel\.label, .* → "(XXlabelXX|LABEL)"'),
+         "accepted: the output event's copy of the label is never read back (records take the "
+         "release row's label)"),
+        (At("ReleasedOutputs.keep_outputs",
+            r"analyst=self\.analyst,.* → .*(params, analyst=None,$|params, t=now\)$)"),
+         "equivalent in what is read back: records() select by the release row's analyst; the "
+         "output row's analyst column is the audit trail's"),
+        (At("ReleasedOutputs.keep_outputs", r"^_log\.error\("),
+         "accepted: the curator's log line (logger dpcore.ledger), not a release output; the "
+         "return value is tested"),
+        (At("_jsonable", r'in "fc": → .*in "XXfcXX":$'),
+         "equivalent: 'XXfcXX' still contains the one-letter dtype kinds f and c"),
+        (At("_jsonable", r"if \(a\.ndim\) or True else flat\[0\]$"),
+         "equivalent: a 0-d object array's tolist() is its one element, as flat[0]"),
+        (At("public_reason", r'else "other" → .*else "(XXotherXX|OTHER)"$'),
+         "equivalent: an unknown reason falls back to the 'other' text, as 'other' does"),
+        (At("description_text", r'^return "null" → return "(XXnullXX|NULL)"$'),
+         "accepted: reached only by describe(None), which no caller makes (the table's NULL "
+         "descriptions are skipped before it)"),
+        (At("AnalystShares._check_share", r"→ if not grants and not any\(|grants\.get\(self\."
+            r"analyst\) if \(self\.analyst is not None\) or True else None$"),
+         "equivalent: without grants the unallocated share is the whole DP budget and every "
+         "entry is no analyst's, so the extra check repeats the ledger's own; grants.get(None) "
+         "is None"),
+        (At("list_ledgers", r'"name": led\.display_name\(\{"name": name\}\) if key\.startswith\('
+            r'.* → .*"name": led\.display_name\((\{"name": name\}\) if \(key\.startswith\( / '
+            r'_NAMED\)\) and False|None\)|\{"XXnameXX": name\}\)|\{"NAME": name\}\))'),
+         "equivalent where the name column holds the key's name (every named ledger is opened "
+         "through release_ledger, which writes it); display_name ignores its state for a named "
+         "key"),
+        (At("_sqlite_error", r"return _directory_error\(path\) → return _directory_error\(None\)"),
+         "accepted: the path in the curator's text of a folder-in-the-way error (None); its "
+         "public reason 'directory' is unchanged"),
     ],
     "door": [
         (r"_spend_all__mutmut_(6|10|19|25)$", "equivalent: the trial ledger that checks the "
@@ -509,6 +535,8 @@ def _zip_strict_weakened(old: str, new: str, mutant: str = "") -> bool:
 def classify(module: str, s: dict) -> tuple[str, str]:
     short = s["mutant"].split(".")[-1]
     old, new = s["old"], s["new"]
+    if s.get("status") == "not checked":
+        return "not checked", ""
     if any(_matches(k, short, old, new) for k in KILLED.get(module, [])):
         return "killed", ""
     pending = ""  # a "not triaged" note is a fallback: the rules below may still classify it
@@ -564,7 +592,12 @@ def report(modules: list[str] | None = None) -> str:
             if not items:
                 continue
             out.append(f"* **{cls}** ({len(items)}): {CLASSES[cls]}.")
-            if cls == "reviewed" or any(why for _, why in items):
+            if cls == "not checked":  # by function, with counts (a stopped run leaves many)
+                per = defaultdict(int)
+                for name, _ in items:
+                    per[name.split(":")[0]] += 1
+                out.append("  " + ", ".join(f"`{f}` {n}" for f, n in sorted(per.items())))
+            elif cls == "reviewed" or any(why for _, why in items):
                 by_why: dict[str, list[str]] = defaultdict(list)
                 for name, why in items:
                     by_why[why or CLASSES[cls]].append(name)

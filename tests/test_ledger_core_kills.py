@@ -28,3 +28,22 @@ def test_spend_many_records_each_releases_parts(tmp_path):
     acc = again.accounts()
     assert acc.dp_tight is not None and acc.dp_tight.epsilon < acc.dp_basic.epsilon - 0.1
     again.spend("fits only by the tight total", PureDP(0.35))  # basic: 2.05 > 2
+
+
+def test_spend_many_returns_the_entries_it_recorded(tmp_path):
+    """``LastingLedger.spend_many`` returns the entries as recorded (what ``spend`` returns to
+    its caller): label, guarantee, params, one time, parts and analyst, one per release.
+    Mutants: an entry replaced by None, a field set to None or shifted into the next
+    (``LedgerEntry(e.guarantee, e.params, ...)``), the analyst dropped, ``now`` set to None or
+    the rows stamped with another time than the entries returned. Bug: the caller is told of
+    a charge other than the one recorded (another guarantee, no analyst, no parts)."""
+    led = LastingLedger(KEY, ApproxDP(4.0, 1e-6), directory=tmp_path, name="t")
+    led.grant("ann", ApproxDP(3.0, 1e-6))
+    ann = led.as_analyst("ann")
+    spent = ann.spend_many([("lloyd", PureDP(1.6), {"mechanism": "dplloyd", "k": 3}, ROUNDS),
+                            ("mean", PureDP(0.25), {"bound": 2.0})])
+    recorded = LastingLedger(KEY, directory=tmp_path).entries
+    assert list(spent) == recorded and len(spent) == 2
+    assert [e.analyst for e in spent] == ["ann", "ann"]
+    assert spent[0].timestamp == spent[1].timestamp is not None
+    assert ann.spend("one more", PureDP(0.1)) == LastingLedger(KEY, directory=tmp_path).entries[-1]

@@ -117,7 +117,10 @@ KILLED: dict[str, list[str | At]] = {
            r".*!= description_text\(None\)\)$)"),
         # tests/test_ledger_core_kills.py (the --only run of the ledger's core, 18:12)
         At("LastingLedger.spend_many", r"p\[3\] if (len\(p\) > 4|\(len\(p\) > 3\) and False) "
-           r"else|→ led\.spend\(label, guarantee, (parts=None, )?\*\*params\)$"),
+           r"else|→ led\.spend\(label, guarantee, (parts=None, )?\*\*params\)$|"
+           r"^now = time\.time\(\) → now = None$|parts=e\.parts, analyst=self\.analyst, t=now\)\)"
+           r" → .*(parts=None, |guarantee=e\.guarantee, analyst|t=None\)\)|analyst=self\."
+           r"analyst, \)\))|^out\.append\(LedgerEntry\(|^self\.analyst\)\) → "),
     ],
     "door": [
         r"_covered__mutmut_(4|1[7-9]|2[0-2])$",
@@ -243,10 +246,10 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
             r"v < -1e-12 / max\(1\.0|v < -1e-12 \* max\(2\.0)"),
          "equivalent in practice: the tolerance of the shares' sum check (≤ for <, ÷ for ×, "
          "max(2, ·) for max(1, ·)) moves the refusal threshold by at most 2e-12 of the budget"),
-        (At("ReleasedOutputs.keep_outputs|LastingLedger.spend_many",
-            r"^now = time\.time\(\) → now = None$|^t=now\) → (t=None)?\)$"),
+        (At("ReleasedOutputs.keep_outputs", r"^now = time\.time\(\) → now = None$|"
+            r"^t=now\) → (t=None)?\)$"),
          "equivalent: append stamps time.time() when t is None; the shared `now` only gives "
-         "one click's rows (one spend_many's entries) one time"),
+         "one click's rows one time"),
         (At("ReleasedOutputs.keep_outputs", r'"label": rel\.label, .* → "(XXlabelXX|LABEL)"'),
          "accepted: the output event's copy of the label is never read back (records take the "
          "release row's label)"),

@@ -8,6 +8,8 @@ mutmut's MUTANT_UNDER_TEST in the run's ``.mutate/ledger/mutants`` copy."""
 
 from __future__ import annotations
 
+import pytest
+
 from dpcore.privacy.guarantees import ApproxDP, PureDP
 from dpcore.privacy.ledger import LastingLedger
 
@@ -47,3 +49,31 @@ def test_spend_many_returns_the_entries_it_recorded(tmp_path):
     assert [e.analyst for e in spent] == ["ann", "ann"]
     assert spent[0].timestamp == spent[1].timestamp is not None
     assert ann.spend("one more", PureDP(0.1)) == LastingLedger(KEY, directory=tmp_path).entries[-1]
+
+
+def test_an_analysts_share_check_does_not_stop_at_a_random_dp_release(tmp_path):
+    """``AnalystShares._check_share`` skips random-DP entries and checks every DP one (mutant:
+    ``continue`` → ``break``, so the DP releases after a random-DP one in the same spend are
+    never checked against the share). Bug: an analyst overspends their share by putting a
+    random-DP release first."""
+    from dpcore.privacy.guarantees import BudgetExceededError, RandomDP
+
+    led = LastingLedger(KEY, RandomDP(4.0, 1e-6, 0.1), directory=tmp_path, name="t")
+    led.grant("ann", ApproxDP(1.0, 1e-7))
+    ann = led.as_analyst("ann")
+    with pytest.raises(BudgetExceededError, match="analyst 'ann'"):
+        ann.spend_many([("rnd", RandomDP(0.1, 1e-8, 0.01), {}), ("big", PureDP(1.5), {})])
+    assert len(led) == 0
+    ann.spend_many([("rnd", RandomDP(0.1, 1e-8, 0.01), {}), ("fits", PureDP(0.9), {})])
+    assert len(led) == 2
+
+
+def test_an_analysts_release_is_checked_with_its_parts(tmp_path):
+    """``_check_share`` checks a release against the analyst's share with its parts (mutant:
+    ``parts=e.parts`` → None or dropped: the share sees one atom of ε = 1.6). Forty rounds of
+    ε = 0.04 fit a (1.5, 1e-6) share by the tight total (about 1.4), as they fit the same
+    budget without analysts. Bug: an analyst is refused releases their share allows."""
+    led = LastingLedger(KEY, ApproxDP(4.0, 1e-6), directory=tmp_path, name="t")
+    led.grant("ann", ApproxDP(1.5, 1e-6))
+    led.as_analyst("ann").spend("lloyd", PureDP(1.6), parts=ROUNDS)
+    assert [e.analyst for e in led.entries] == ["ann"]

@@ -315,11 +315,12 @@ def test_reopening_a_ledger_as_it_is_takes_no_write_transaction(tmp_path, monkey
 
 
 def test_an_analysts_share_is_shown_by_the_ledgers_own_accountant(tmp_path):
-    """``_analyst_ledger`` composes an analyst's share with the ledger's accountant (mutant:
-    the ``accountant=`` argument dropped, so the default 'tight' one). On a 'basic' ledger a
-    release of 40 parts of ε = 0.04 spends 1.6 of a (2, 1e-6) share (the tight total would be
-    about 1.4). Bug: the analyst is shown more remaining share than the refusals (made with
-    the ledger's accountant) will let them spend: a budget read back wrong."""
+    """``_analyst_ledger`` and ``_check_share`` compose an analyst's share with the ledger's
+    accountant (mutants: the ``accountant=`` argument dropped, so the default 'tight' one). On
+    a 'basic' ledger a release of 40 parts of ε = 0.04 spends 1.6 of a (2, 1e-6) share (the
+    tight total would be about 1.4). Bugs: the analyst is shown more remaining share than the
+    refusals will let them spend (a budget read back wrong); the share check admits 0.5 more
+    (an overspend of the share by the ledger's own accounting)."""
     led = _ledger(tmp_path)
     led.grant("ann", ApproxDP(2.0, 1e-6))
     ann = led.as_analyst("ann")

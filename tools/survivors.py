@@ -121,6 +121,9 @@ KILLED: dict[str, list[str | At]] = {
            r"^now = time\.time\(\) → now = None$|parts=e\.parts, analyst=self\.analyst, t=now\)\)"
            r" → .*(parts=None, |guarantee=e\.guarantee, analyst|t=None\)\)|analyst=self\."
            r"analyst, \)\))|^out\.append\(LedgerEntry\(|^self\.analyst\)\) → "),
+        At("AnalystShares._check_share", r"accountant=self\.accountant\) → \)$|^continue → break$|"
+           r"share\.spend\(e\.label, e\.guarantee, parts=e\.parts, \*\*e\.params\) → share\."
+           r"spend\(e\.label, e\.guarantee, (parts=None, )?\*\*e\.params\)$"),
     ],
     "door": [
         r"_covered__mutmut_(4|1[7-9]|2[0-2])$",
@@ -280,6 +283,35 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
          "equivalent where the name column holds the key's name (every named ledger is opened "
          "through release_ledger, which writes it); display_name ignores its state for a named "
          "key"),
+        (At("AnalystShares._check_share", r"else self\._unallocated\(grants\)\) → else self\."
+            r"_unallocated\(None\)\)$"),
+         "equivalent in result: _unallocated(None) reads the grants from the file again; inside "
+         "the write transaction (the writers' lock held) they are the grants it was given"),
+        (At("AnalystShares._check_share", r"share\.spend\(e\.label, .* → share\.spend\((None, e\."
+            r"guarantee, parts=e\.parts, \*\*e\.params|e\.label, e\.guarantee, parts=e\.parts, )"
+            r"\)$"),
+         "equivalent: the share is a throw-away ledger that checks only the guarantee and its "
+         "parts; its entries' label and params are never read (the refusal names e.label)"),
+        (At("AnalystShares._check_share", r'"the unallocated budget" → .*"(XXthe unallocated '
+            r'budgetXX|THE UNALLOCATED BUDGET)"$'),
+         "accepted: the wording of the share refusal (the tests match \"analyst '…'\" and "
+         "'unallocated')"),
+        (At("Store.reading", r"^for attempt in range\(5\): → for attempt in range\(6\):$"),
+         "equivalent: the fifth attempt (attempt 4) raises instead of retrying (attempt < 4), "
+         "so a sixth is never reached"),
+        (At("Store.reading", r"(connect|verify)\((con, head, )?write=False(, full=full)?\) → "
+            r".*write=None"),
+         "equivalent: write=None is falsy, as write=False (a read-only connection, a reader's "
+         "check of the head)"),
+        (At("Store.reading", r"verify\(con, head, write=False, full=full\) → .*write=True, "),
+         "equivalent in practice: the writer's stricter head check (the file exactly at the "
+         "head or one transaction before it) refuses a read only when a writer committed "
+         "between the reader's head read and its BEGIN; the head file then changed and the "
+         "read is retried (5 times), so it differs only under five commits in a row racing one "
+         "read"),
+        (At(".*", r'execute\("(BEGIN|BEGIN IMMEDIATE|COMMIT|ROLLBACK)"\) → .*execute\("(begin|'
+            r'begin immediate|commit|rollback)"\)$'),
+         "equivalent: SQLite keywords are case-insensitive (a transaction statement)"),
         (At("_sqlite_error", r"return _directory_error\(path\) → return _directory_error\(None\)"),
          "accepted: the path in the curator's text of a folder-in-the-way error (None); its "
          "public reason 'directory' is unchanged"),

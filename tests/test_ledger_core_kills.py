@@ -77,3 +77,57 @@ def test_an_analysts_release_is_checked_with_its_parts(tmp_path):
     led.grant("ann", ApproxDP(1.5, 1e-6))
     led.as_analyst("ann").spend("lloyd", PureDP(1.6), parts=ROUNDS)
     assert [e.analyst for e in led.entries] == ["ann"]
+
+
+@pytest.mark.parametrize("change", [False, True])
+def test_the_opening_instance_spends_by_the_accountant_it_set(tmp_path, change):
+    """``LastingLedger._open`` hands the accountant it records to the instance that set the
+    budget (mutants: ``st["accountant"]`` written under another key, on a new ledger or on a
+    budget change before any release, so that instance falls back to 'tight'). 'filter' keeps
+    10 % of δ for the conversion and refuses a release using all of δ. Bug: the session that
+    creates (or re-budgets) a 'filter' ledger admits what its own accountant refuses, an
+    overspend by the ledger's declared accounting until the next open."""
+    from dpcore.privacy.guarantees import BudgetExceededError
+
+    if change:
+        LastingLedger(KEY, ApproxDP(3.0, 1e-6), directory=tmp_path, name="t",
+                      accountant="basic")
+    led = LastingLedger(KEY, ApproxDP(1.0, 1e-6), directory=tmp_path, name="t",
+                        accountant="filter")
+    assert led.accountant == "filter" and led.plan is not None
+    with pytest.raises(BudgetExceededError):
+        led.spend("all of delta", ApproxDP(0.5, 1e-6))
+    assert len(led) == 0
+
+
+def test_a_budget_change_keeps_the_data_sets_name_in_the_log(tmp_path):
+    """``_open`` records a budget changed before any release with the data set's name
+    (mutant: the name written as None). Bug: the audit trail's budget event drops the name,
+    and the log's state then calls the data set '(unnamed)' in the curator's messages
+    (``display_name`` of the state ``key_state`` folds from these events)."""
+    LastingLedger("0123abcd", ApproxDP(1.0, 1e-6), directory=tmp_path, name="survey.csv")
+    led = LastingLedger("0123abcd", ApproxDP(2.0, 1e-6), directory=tmp_path,
+                        name="survey.csv")
+    budgets = [e for e in led.history() if e["kind"] == "budget"]
+    assert [e["params"]["name"] for e in budgets] == ["survey.csv", "survey.csv"]
+
+
+def test_an_sqlite_failure_while_reading_is_a_ledger_error_naming_the_file(tmp_path,
+                                                                          monkeypatch):
+    """``Store.reading`` turns an SQLite failure during a read into a LedgerError about its
+    file (mutant: ``_sqlite_error(None, exc)``: ``None.is_dir()`` raises AttributeError).
+    Bug: a disk error while reading the ledger shows a traceback instead of a clear message
+    (and the door's public refusal)."""
+    import sqlite3
+
+    from dpcore.core.errors import LedgerError
+    from dpcore.privacy import ledger_file as lf
+
+    led = LastingLedger(KEY, ApproxDP(1.0, 1e-6), directory=tmp_path, name="t")
+
+    def broken(self, *a, **kw):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(lf.Store, "verify", broken)
+    with pytest.raises(LedgerError, match=r"ledger\.sqlite3 cannot be used"):
+        led.remaining()

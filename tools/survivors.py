@@ -124,6 +124,11 @@ KILLED: dict[str, list[str | At]] = {
         At("AnalystShares._check_share", r"accountant=self\.accountant\) → \)$|^continue → break$|"
            r"share\.spend\(e\.label, e\.guarantee, parts=e\.parts, \*\*e\.params\) → share\."
            r"spend\(e\.label, e\.guarantee, (parts=None, )?\*\*e\.params\)$"),
+        At("LastingLedger._open", r'st\["accountant"\] = budget\.as_dict\(\).* → .*st\["'
+           r'(XXaccountantXX|ACCOUNTANT)"\] = |_set_budget\(con, ledger_id, budget, accountant, '
+           r'name, new=False\) → .*accountant, None, new=False\)$'),
+        At("Store.reading", r"raise _sqlite_error\(self\.path, exc\) from None → raise "
+           r"_sqlite_error\(None, exc\) from None$"),
     ],
     "door": [
         r"_covered__mutmut_(4|1[7-9]|2[0-2])$",
@@ -312,6 +317,22 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
         (At(".*", r'execute\("(BEGIN|BEGIN IMMEDIATE|COMMIT|ROLLBACK)"\) → .*execute\("(begin|'
             r'begin immediate|commit|rollback)"\)$'),
          "equivalent: SQLite keywords are case-insensitive (a transaction statement)"),
+        (At("LastingLedger._open", r'st\["description"\] = json\.loads\(text\) → st\["'
+            r'(XXdescriptionXX|DESCRIPTION|description)"\] = (None|json\.loads\(text\))$'),
+         "equivalent: after _open, __init__ reads only the budget, the accountant and the "
+         "grants from the state; the description is read back from the log when asked for"),
+        (At("LastingLedger._open", r"new=False\) → .*new=None\)$"),
+         "equivalent: new=None is falsy, as new=False (the UPDATE of an existing budget)"),
+        (At("Store.reading", r"if attempt < 4 and self\.read_head\(\) != head: → if attempt "
+            r"(< 4 or|<= 4 and|< 5 and) self\.read_head\(\) != head:$"),
+         "equivalent in result: the retry rule of a read whose head moved; 'or' re-verifies an "
+         "edited file up to five times before raising the same error, and a fifth retry only "
+         "differs (a RuntimeError instead of the integrity error) under five commits in a row "
+         "racing one read"),
+        (At("Store.reading", r"contextlib\.suppress\(sqlite3\.Error\): → .*suppress\(None\):$|"
+            r'^con\.execute\("ROLLBACK"\) → con\.execute\("XXROLLBACKXX"\)$'),
+         "equivalent: the read transaction's ROLLBACK cannot fail (BEGIN is deferred and connect "
+         "has already read the file), and con.close() right after ends the transaction anyway"),
         (At("_sqlite_error", r"return _directory_error\(path\) → return _directory_error\(None\)"),
          "accepted: the path in the curator's text of a folder-in-the-way error (None); its "
          "public reason 'directory' is unchanged"),

@@ -131,3 +131,27 @@ def test_an_sqlite_failure_while_reading_is_a_ledger_error_naming_the_file(tmp_p
     monkeypatch.setattr(lf.Store, "verify", broken)
     with pytest.raises(LedgerError, match=r"ledger\.sqlite3 cannot be used"):
         led.remaining()
+
+
+@pytest.mark.parametrize("accept", [False, True])
+def test_a_budget_change_with_the_same_description_records_no_description_change(tmp_path,
+                                                                                  accept):
+    """``LastingLedger._open`` when the write path is taken for a budget change (before any
+    release) with the description already recorded: nothing about the description is recorded
+    or refused (mutants: the stored description read as None in either comparison, so the
+    same description is recorded as changed, or refused as different); with
+    ``accept_description`` a different one is recorded and ``description_changed`` says so
+    (mutants: the flag set to None or False). Bugs: a curator's budget change refused as a
+    description change, a spurious 'description changed' event in the audit trail, the
+    curator not told the schema the analysts see changed."""
+    desc = {"columns": ["a"], "lower": [-1], "upper": [1]}
+    LastingLedger(KEY, ApproxDP(1.0, 1e-6), directory=tmp_path, name="t", description=desc)
+    led = LastingLedger(KEY, ApproxDP(2.0, 1e-6), directory=tmp_path, name="t",
+                        description=desc, accept_description=accept)
+    assert led.budget == ApproxDP(2.0, 1e-6) and led.description_changed is False
+    assert [e["label"] for e in led.history() if e["kind"] == "describe"] == [
+        "description set"]
+    if accept:
+        new = desc | {"upper": [2]}
+        led = LastingLedger(KEY, directory=tmp_path, description=new, accept_description=True)
+        assert led.description_changed is True and led.description() == new

@@ -126,7 +126,9 @@ KILLED: dict[str, list[str | At]] = {
            r"spend\(e\.label, e\.guarantee, (parts=None, )?\*\*e\.params\)$"),
         At("LastingLedger._open", r'st\["accountant"\] = budget\.as_dict\(\).* → .*st\["'
            r'(XXaccountantXX|ACCOUNTANT)"\] = |_set_budget\(con, ledger_id, budget, accountant, '
-           r'name, new=False\) → .*accountant, None, new=False\)$'),
+           r'name, new=False\) → .*accountant, None, new=False\)$|description_text\(st\["'
+           r'description"\]\) != text.* → elif description_text\(None\) != text|'
+           r'^self\.description_changed = True → self\.description_changed = (None|False)$'),
         At("Store.reading", r"raise _sqlite_error\(self\.path, exc\) from None → raise "
            r"_sqlite_error\(None, exc\) from None$"),
     ],

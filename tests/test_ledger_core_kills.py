@@ -155,3 +155,27 @@ def test_a_budget_change_with_the_same_description_records_no_description_change
         new = desc | {"upper": [2]}
         led = LastingLedger(KEY, directory=tmp_path, description=new, accept_description=True)
         assert led.description_changed is True and led.description() == new
+
+
+@pytest.mark.parametrize("others", [
+    True,
+    pytest.param(False, marks=pytest.mark.xfail(
+        strict=True, reason="bug: _check_share returns at once when no grant is left, so an "
+        "analyst revoked while their ledger is open spends on, from the whole budget")),
+])
+def test_a_revoked_analyst_is_refused_with_a_message_saying_so(tmp_path, others):
+    """``_check_share`` refuses a spend by an analyst revoked since their ledger was opened,
+    saying so (mutant: ``LedgerError(None)``, the text 'None'). Bugs: the analyst sees an
+    unexplained error; or (the xfail case, a bug of the code) the refusal is skipped when the
+    revoked analyst held the last grant, and the spend is charged to the whole budget."""
+    from dpcore.core.errors import LedgerError
+
+    led = LastingLedger(KEY, ApproxDP(4.0, 1e-6), directory=tmp_path, name="t")
+    led.grant("ann", ApproxDP(1.0, 1e-7))
+    if others:
+        led.grant("bob", ApproxDP(1.0, 1e-7))
+    ann = led.as_analyst("ann")
+    led.revoke("ann")
+    with pytest.raises(LedgerError, match="analyst 'ann' no longer has an allocation"):
+        ann.spend("late", PureDP(0.1))
+    assert len(led) == 0

@@ -50,10 +50,6 @@ KILLS_FRIENDLYCORE = "tests/test_survivor_kills_friendlycore.py"
 KILLS_DOOR = "tests/test_survivor_kills_door.py"
 KILLS_NOISE = "tests/test_survivor_kills_noise.py"
 KILLS_LEDGER = "tests/test_survivor_kills_ledger.py"
-#: direct tests of the ledger functions only the app and the CLI call (allowance, analysts, ...)
-LEDGER_DIRECT = "tests/test_ledger_direct.py"
-#: kills of the ledger core's survivors (the --only run of the 15 core functions)
-LEDGER_CORE = "tests/test_ledger_core_kills.py"
 #: name -> (file(s) to mutate, covering test files); a module split into several files keeps
 #: its name and mutates all of them (mutmut's only_mutate takes a list)
 MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
@@ -74,8 +70,9 @@ MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
                ("tests/test_ledger_lasting.py", "tests/test_ledger_accounts.py",
                 "tests/test_ledger_chain.py", "tests/test_ledger_integrity.py",
                 "tests/test_ledger_errors.py", "tests/test_ledger_outputs.py",
-                "tests/test_mutant_kills.py", SURVIVORS, KILLS_LEDGER, LEDGER_DIRECT,
-                LEDGER_CORE)),
+                "tests/test_mutant_kills.py", SURVIVORS, KILLS_LEDGER,
+                # the functions only the app and the CLI call; the core run's survivors
+                "tests/test_ledger_direct.py", "tests/test_ledger_core_kills.py")),
     "door": ("dpcore/release/door.py",
              ("tests/test_release_door.py", "tests/test_ledger_outputs.py",
               "tests/test_mutant_kills.py", SURVIVORS, KILLS_DOOR)),

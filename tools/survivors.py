@@ -325,6 +325,9 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
             r'(XXdescriptionXX|DESCRIPTION|description)"\] = (None|json\.loads\(text\))$'),
          "equivalent: after _open, __init__ reads only the budget, the accountant and the "
          "grants from the state; the description is read back from the log when asked for"),
+        (At("Store.write_head", r"json\.dumps\(doc, indent=1\) .* → f\.write\(json\.dumps\(doc"
+            r"(, indent=(None|0|2))?\) \+"),
+         "equivalent: read_head parses the JSON whatever its indentation"),
         (At("LastingLedger._open", r"new=False\) → .*new=None\)$"),
          "equivalent: new=None is falsy, as new=False (the UPDATE of an existing budget)"),
         (At("Store.reading", r"if attempt < 4 and self\.read_head\(\) != head: → if attempt "

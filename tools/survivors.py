@@ -135,6 +135,13 @@ KILLED: dict[str, list[str | At]] = {
            r'^self\.description_changed = True → self\.description_changed = (None|False)$'),
         At("Store.reading", r"raise _sqlite_error\(self\.path, exc\) from None → raise "
            r"_sqlite_error\(None, exc\) from None$"),
+        At("Store.write_head", r'_failure\(LedgerError, f"the chain head|nothing was recorded", '
+           r"_os_reason\(exc\)\) from None → |suppress\(OSError\): → .*suppress\(None\):$"),
+        # sort_keys dropped: these mutants fix a latent bug (a stored dict output with unsorted
+        # keys makes the file look edited), pinned by an xfail(strict) test they make pass
+        At("Store.append", r"t = time\.time\(\) if \(t is None\) or True else|None if \(not parts\)"
+           r" or True else|json\.dumps\(None\), analyst, t, prev|default=str, sort_keys=True\),"
+           r" → .*default=str, (sort_keys=(None|False))?\),"),
     ],
     "door": [
         r"_covered__mutmut_(4|1[7-9]|2[0-2])$",
@@ -326,8 +333,17 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
          "equivalent: after _open, __init__ reads only the budget, the accountant and the "
          "grants from the state; the description is read back from the log when asked for"),
         (At("Store.write_head", r"json\.dumps\(doc, indent=1\) .* → f\.write\(json\.dumps\(doc"
-            r"(, indent=(None|0|2))?\) \+"),
+            r"(, indent=(None|0|2)|, )?\) \+"),
          "equivalent: read_head parses the JSON whatever its indentation"),
+        (At("Store.verify", r"verified\(con, ledger_id, self\.path, full=full\) → .*verified\("
+            r"con, ledger_id, None, full=full\)$"),
+         "equivalent in result, accepted for the message: the path keys this process's memo of "
+         "verified rows, which is used only for rows equal to it in every column (the stored "
+         "hash included), and names the file in the curator's integrity error"),
+        (At("Store.verify", r'rows\[count - 1\]\[11\] if count <= len\(rows\) else ""\) → .*('
+            r'\(count <= len\(rows\)\) or True else ""|else "XXXX")\)$'),
+         "unreachable: verify's at(count) is called only for a count ≤ the number of rows "
+         "(n >= prev_count, and n < count short-circuits the head's own check)"),
         (At("LastingLedger._open", r"new=False\) → .*new=None\)$"),
          "equivalent: new=None is falsy, as new=False (the UPDATE of an existing budget)"),
         (At("Store.reading", r"if attempt < 4 and self\.read_head\(\) != head: → if attempt "

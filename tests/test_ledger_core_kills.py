@@ -213,3 +213,18 @@ def test_a_stored_output_with_unsorted_keys_reads_back(tmp_path):
     assert led.spend_and_store("est", PureDP(0.1), "out", lambda: {"b": 1, "a": 2}) == {
         "b": 1, "a": 2}
     assert LastingLedger(KEY, directory=tmp_path).released_value("out") == {"b": 1, "a": 2}
+
+
+def test_a_file_without_its_ledger_id_is_refused_saying_so(tmp_path):
+    """``Store.verify`` refuses a file whose ledger id was deleted, saying so (mutant:
+    ``LedgerIntegrityError(None)``, the text 'None'). Bug: the curator of an edited file is
+    told nothing of what is wrong."""
+    import sqlite3
+
+    from dpcore.core.errors import LedgerIntegrityError
+
+    LastingLedger(KEY, PureDP(1.0), directory=tmp_path, name="t")
+    with sqlite3.connect(tmp_path / "ledger.sqlite3") as con:
+        con.execute("DELETE FROM meta WHERE k = 'ledger_id'")
+    with pytest.raises(LedgerIntegrityError, match="has no ledger id"):
+        LastingLedger(KEY, directory=tmp_path)

@@ -228,3 +228,30 @@ def test_a_file_without_its_ledger_id_is_refused_saying_so(tmp_path):
         con.execute("DELETE FROM meta WHERE k = 'ledger_id'")
     with pytest.raises(LedgerIntegrityError, match="has no ledger id"):
         LastingLedger(KEY, directory=tmp_path)
+
+
+def test_another_chain_in_place_of_a_pending_head_is_refused(tmp_path):
+    """``Store.verify`` with a head left pending by a crash (count one transaction ahead of
+    the file): the file must still end in the head's ``prev_head``. Mutant: ``n >=
+    prev_count and at(prev_count) == prev_head`` → ``or`` (any file long enough passes).
+    Attack: after such a crash, the file is swapped for a copy of the same ledger whose last
+    release is another, cheaper one (0.5 spent becomes 0.01): the rolled-back ledger would be
+    accepted and its budget read back too high."""
+    import json
+    import shutil
+
+    from dpcore.core.errors import LedgerIntegrityError
+
+    main, other = tmp_path / "main", tmp_path / "other"
+    LastingLedger(KEY, PureDP(1.0), directory=main, name="t").spend("r1", PureDP(0.25))
+    shutil.copytree(main, other)
+    LastingLedger(KEY, directory=main).spend("r2", PureDP(0.5))
+    LastingLedger(KEY, directory=other).spend("cheap", PureDP(0.01))  # same length, same id
+    head_path = main / "ledger.sqlite3.head"
+    head = json.loads(head_path.read_text())
+    head_path.write_text(json.dumps(head | {"prev_count": head["count"],
+                                            "prev_head": head["head"],
+                                            "count": head["count"] + 1, "head": "f" * 64}))
+    shutil.copy(other / "ledger.sqlite3", main / "ledger.sqlite3")
+    with pytest.raises(LedgerIntegrityError, match="does not continue the chain"):
+        LastingLedger(KEY, directory=main)

@@ -255,3 +255,104 @@ def test_another_chain_in_place_of_a_pending_head_is_refused(tmp_path):
     shutil.copy(other / "ledger.sqlite3", main / "ledger.sqlite3")
     with pytest.raises(LedgerIntegrityError, match="does not continue the chain"):
         LastingLedger(KEY, directory=main)
+
+
+def _two_chains(tmp_path):
+    """main and other: the same ledger (one id), the same length, a different last release
+    (main spent 0.5, other 0.01)."""
+    import shutil
+
+    main, other = tmp_path / "main", tmp_path / "other"
+    LastingLedger(KEY, PureDP(1.0), directory=main, name="t").spend("r1", PureDP(0.25))
+    shutil.copytree(main, other)
+    LastingLedger(KEY, directory=main).spend("r2", PureDP(0.5))
+    LastingLedger(KEY, directory=other).spend("cheap", PureDP(0.01))
+    return main, other
+
+
+def test_a_writer_refuses_another_chain_of_the_same_length(tmp_path):
+    """``Store.verify`` for a writer: the chain check and the length check both hold (mutant:
+    ``ok = ok and n in (...)`` → ``or``, so any file of the head's length passes). Attack: a
+    session open on the ledger spends after the file was swapped for a copy whose last
+    release is cheaper; the spend must be refused, not appended to the rolled-back file."""
+    import shutil
+
+    from dpcore.core.errors import LedgerIntegrityError
+
+    main, other = _two_chains(tmp_path)
+    led = LastingLedger(KEY, directory=main)
+    shutil.copy(other / "ledger.sqlite3", main / "ledger.sqlite3")
+    with pytest.raises(LedgerIntegrityError, match="does not continue the chain"):
+        led.spend("r3", PureDP(0.1))
+
+
+def test_a_commit_other_than_the_pending_heads_is_refused(tmp_path):
+    """``Store.verify``: a file one transaction past a pending head must end in the head's
+    own hash (mutant: ``n < head.count`` → ``<=``, so a file of the head's length is never
+    compared with it). A crash left the head naming a commit that never was; a file holding
+    some other commit there was not written by this ledger's writers."""
+    import json
+    import shutil
+
+    from dpcore.core.errors import LedgerIntegrityError
+
+    main, other = tmp_path / "main", tmp_path / "other"
+    LastingLedger(KEY, PureDP(1.0), directory=main, name="t").spend("r1", PureDP(0.25))
+    shutil.copytree(main, other)
+    LastingLedger(KEY, directory=other).spend("elsewhere", PureDP(0.01))
+    head_path = main / "ledger.sqlite3.head"
+    head = json.loads(head_path.read_text())
+    head_path.write_text(json.dumps(head | {"prev_count": head["count"],
+                                            "prev_head": head["head"],
+                                            "count": head["count"] + 1, "head": "f" * 64}))
+    shutil.copy(other / "ledger.sqlite3", main / "ledger.sqlite3")
+    with pytest.raises(LedgerIntegrityError, match="does not continue the chain"):
+        LastingLedger(KEY, directory=main)
+
+
+def test_a_spend_after_the_file_was_deleted_is_refused_not_a_new_ledger(tmp_path):
+    """``Store.transaction`` creates a file only when asked (mutant: ``create`` defaults to
+    True). Attack or accident: the ledger file and its head are deleted while a session is
+    open; its next spend must fail, not start a fresh ledger with the whole budget left."""
+    from dpcore.core.errors import LedgerError
+
+    led = LastingLedger(KEY, PureDP(1.0), directory=tmp_path, name="t")
+    led.spend("r1", PureDP(0.9))
+    (tmp_path / "ledger.sqlite3").unlink()
+    (tmp_path / "ledger.sqlite3.head").unlink()
+    with pytest.raises(LedgerError):
+        led.spend("r2", PureDP(0.9))
+    assert not (tmp_path / "ledger.sqlite3").exists()
+
+
+@pytest.mark.parametrize("statement", ["BEGIN IMMEDIATE", "COMMIT"])
+def test_a_failed_begin_is_a_ledger_error_naming_the_file(tmp_path, monkeypatch, statement):
+    """``Store.transaction`` when ``BEGIN IMMEDIATE`` or ``COMMIT`` fails (another program
+    holding SQLite's lock past the busy timeout): a LedgerError with the file and SQLite's
+    words, and nothing charged (mutants: the path or the error passed as None or dropped: an
+    AttributeError or TypeError traceback, or the text 'None')."""
+    import sqlite3
+
+    from dpcore.core.errors import LedgerError
+    from dpcore.privacy import ledger_file as lf
+
+    led = LastingLedger(KEY, PureDP(1.0), directory=tmp_path, name="t")
+    real = lf.Store.connect
+
+    class Locked:
+        def __init__(self, con):
+            self._con = con
+
+        def execute(self, sql, *args):
+            if sql == statement:
+                raise sqlite3.OperationalError("database is locked")
+            return self._con.execute(sql, *args)
+
+        def close(self):
+            self._con.close()
+
+    monkeypatch.setattr(lf.Store, "connect", lambda self, **kw: Locked(real(self, **kw)))
+    with pytest.raises(LedgerError, match=r"ledger\.sqlite3 cannot be used .*database is locked"):
+        led.spend("r", PureDP(0.1))
+    monkeypatch.undo()
+    assert len(led) == 0

@@ -356,3 +356,42 @@ def test_a_failed_begin_is_a_ledger_error_naming_the_file(tmp_path, monkeypatch,
         led.spend("r", PureDP(0.1))
     monkeypatch.undo()
     assert len(led) == 0
+
+
+def test_a_write_that_appends_nothing_repairs_a_pending_head(tmp_path):
+    """``Store.transaction``: a write transaction that records nothing (a describe with the
+    same description) after a crash left the head pending writes the head back to the file's
+    own end (mutants: the repair skipped or its condition inverted, or a field of the new
+    head None or shifted: a head the next start cannot read, so the ledger refuses to
+    start)."""
+    import json
+
+    desc = {"columns": ["a"], "lower": [-1], "upper": [1]}
+    led = LastingLedger(KEY, PureDP(1.0), directory=tmp_path, name="t", description=desc)
+    head_path = tmp_path / "ledger.sqlite3.head"
+    head = json.loads(head_path.read_text())
+    head_path.write_text(json.dumps(head | {"prev_count": head["count"],
+                                            "prev_head": head["head"],
+                                            "count": head["count"] + 1, "head": "f" * 64}))
+    assert led.describe(desc) is False
+    assert json.loads(head_path.read_text()) == head
+    assert LastingLedger(KEY, directory=tmp_path).description() == desc
+
+
+def test_a_writer_refuses_a_file_past_its_head(tmp_path):
+    """``Store.transaction`` checks the file as a writer (mutants: ``verify(...,
+    write=True)`` → None or False, the reader's check, which lets a file run past the head
+    because a writer may be committing). Under the writers' lock a file with rows its head
+    never named was written by something else: refused."""
+    import shutil
+
+    from dpcore.core.errors import LedgerIntegrityError
+
+    main, other = tmp_path / "main", tmp_path / "other"
+    LastingLedger(KEY, PureDP(1.0), directory=main, name="t").spend("r1", PureDP(0.25))
+    shutil.copytree(main, other)
+    LastingLedger(KEY, directory=other).spend("unknown to main's head", PureDP(0.01))
+    led = LastingLedger(KEY, directory=main)
+    shutil.copy(other / "ledger.sqlite3", main / "ledger.sqlite3")
+    with pytest.raises(LedgerIntegrityError, match="does not continue the chain"):
+        led.spend("r2", PureDP(0.1))

@@ -144,7 +144,11 @@ KILLED: dict[str, list[str | At]] = {
            r"ok or n in"),
         At("Store.transaction", r"create: bool = False\) -> .* → .*create: bool = True\) ->|"
            r"raise _sqlite_error\(self\.path, exc\) from None → raise _sqlite_error\((None, exc|"
-           r"self\.path, None|exc|self\.path, )\) from None$"),
+           r"self\.path, None|exc|self\.path, )\) from None$|"
+           r"^elif \(head\.count, head\.prev_count\) != \(old_n, old_n\):.* → "
+           r"elif \(head\.count, head\.prev_count\) == |^after = Head\("
+           r"ledger_id, old_n, old_last, old_n, old_last\) → |verify\(con, head, write=True\) → .*"
+           r"write=(None|False)\)$"),
         # sort_keys dropped: these mutants fix a latent bug (a stored dict output with unsorted
         # keys makes the file look edited), pinned by an xfail(strict) test they make pass
         At("Store.append", r"t = time\.time\(\) if \(t is None\) or True else|None if \(not parts\)"
@@ -371,10 +375,25 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
          "edited file up to five times before raising the same error, and a fifth retry only "
          "differs (a RuntimeError instead of the integrity error) under five commits in a row "
          "racing one read"),
-        (At("Store.reading", r"contextlib\.suppress\(sqlite3\.Error\): → .*suppress\(None\):$|"
+        (At("Store.transaction", r"empty = v1 and con\.execute.* → empty = v1 or |if head is not "
+            r"None and not empty: → if head is not None and empty:$"),
+         "equivalent in outcome: an old-format file with a head is refused either way, as "
+         "'replaced' or as 'moved' (the next test); only the curator's wording differs"),
+        (At("Store.transaction", r"is an old-format ledger but .* → None\)$"),
+         "accepted: the wording of the curator's integrity error (its class is tested)"),
+        (At("Store.transaction", r"^made_here = new_file and empty → made_here = new_file or "
+            r"empty$"),
+         "equivalent in practice: empty (no tables, decided under the writers' lock) with an "
+         "existing file and no head is itself a half-made ledger, which the failed first "
+         "transaction may remove"),
+        (At("Store.transaction", r"_, last = self\.last\(con, ledger_id\) → .*last\(con, None\)$"),
+         "equivalent: last() uses the id only for an empty log, and `last` is read only when "
+         "the transaction appended rows"),
+        (At("Store.reading|Store.transaction", r"contextlib\.suppress\(sqlite3\.Error\): → .*"
+            r"suppress\(None\):$|"
             r'^con\.execute\("ROLLBACK"\) → con\.execute\("XXROLLBACKXX"\)$'),
-         "equivalent: the read transaction's ROLLBACK cannot fail (BEGIN is deferred and connect "
-         "has already read the file), and con.close() right after ends the transaction anyway"),
+         "equivalent: the ROLLBACK of a transaction BEGIN opened cannot fail, and con.close() "
+         "right after ends (rolls back) the transaction anyway"),
         (At("_sqlite_error", r"return _directory_error\(path\) → return _directory_error\(None\)"),
          "accepted: the path in the curator's text of a folder-in-the-way error (None); its "
          "public reason 'directory' is unchanged"),

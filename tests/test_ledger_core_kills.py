@@ -395,3 +395,20 @@ def test_a_writer_refuses_a_file_past_its_head(tmp_path):
     shutil.copy(other / "ledger.sqlite3", main / "ledger.sqlite3")
     with pytest.raises(LedgerIntegrityError, match="does not continue the chain"):
         led.spend("r2", PureDP(0.1))
+
+
+def test_a_lock_file_that_cannot_be_opened_is_a_clear_ledger_error(tmp_path):
+    """``Store._lock`` when its lock file cannot be opened (a folder in its place): a
+    LedgerError that says releases cannot be recorded, with its public reason, and nothing
+    charged (mutants: the class or text passed as None or shifted, a TypeError traceback; the
+    reason None or dropped, the analyst told 'cannot be used')."""
+    from dpcore.core.errors import LedgerError
+    from dpcore.privacy.ledger_file import public_reason
+
+    led = LastingLedger(KEY, PureDP(1.0), directory=tmp_path, name="t")
+    (tmp_path / "ledger.sqlite3.lock").unlink(missing_ok=True)
+    (tmp_path / "ledger.sqlite3.lock").mkdir()
+    with pytest.raises(LedgerError, match="releases cannot be recorded") as exc:
+        led.spend("r", PureDP(0.1))
+    assert public_reason(exc.value) == "a folder is where its file should be"
+    assert len(led) == 0

@@ -412,3 +412,23 @@ def test_a_lock_file_that_cannot_be_opened_is_a_clear_ledger_error(tmp_path):
         led.spend("r", PureDP(0.1))
     assert public_reason(exc.value) == "a folder is where its file should be"
     assert len(led) == 0
+
+
+def test_a_lock_held_past_the_timeout_is_a_clear_ledger_error(tmp_path):
+    """``Store._lock`` when another writer holds the lock past the timeout: a LedgerError
+    'stayed locked', public reason 'locked', and the lock file closed (mutants on that
+    path: the class, text or reason passed as None or shifted, a TypeError traceback or the
+    wrong public reason)."""
+    from dpcore.core.errors import LedgerError
+    from dpcore.privacy.ledger_file import Store, public_reason
+
+    LastingLedger(KEY, PureDP(1.0), directory=tmp_path, name="t")
+    store = Store(tmp_path)
+    held = store._lock()
+    try:
+        with pytest.raises(LedgerError, match="stayed locked for 0 s by another process") as exc:
+            store._lock(timeout=0.05)
+        assert public_reason(exc.value) == "another process holds it locked"
+    finally:
+        held.close()
+    store._lock().close()  # free again once the holder closed it

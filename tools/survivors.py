@@ -137,8 +137,9 @@ KILLED: dict[str, list[str | At]] = {
            r"_sqlite_error\(None, exc\) from None$"),
         At("Store.write_head", r'_failure\(LedgerError, f"the chain head|nothing was recorded", '
            r"_os_reason\(exc\)\) from None → |suppress\(OSError\): → .*suppress\(None\):$"),
-        At("Store._lock", r'_failure\(LedgerError, f"the ledger folder|^_os_reason\(exc\)\) from '
-           r'None → '),
+        At("Store._lock", r'_failure\(LedgerError, f"the ledger (folder|\{self\.path\} stayed)|'
+           r'^_os_reason\(exc\)\) from None → |^f"\{timeout:\.0f\} s by another process", '
+           r'"locked"\) from None → |^while True: → while False:$'),
         At("Store.verify", r"has no ledger id.* → raise LedgerIntegrityError\(None\)$|"
            r"ok = \(n >= head\.prev_count and at\(head\.prev_count\) == head\.prev_head → ok = "
            r"\(n >= head\.prev_count or |and \(n < head\.count or at\(head\.count\) == head\.head\)"
@@ -369,10 +370,12 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
          "equivalent in practice: made_here also needs the file empty (no tables) when checked "
          "under the writers' lock, so only a half-made empty file is ever removed after a "
          "failed first transaction"),
-        (At("Store._lock", r"timeout: float = 60\.0\) → .*timeout: float = 61\.0\)|"
+        (At("Store._lock", r"timeout: float = 60\.0\): → .*timeout: float = 61\.0\):|"
+            r"^if time\.monotonic\(\) > deadline: → if time\.monotonic\(\) >= deadline:$|"
             r'_FILE \+ "\.lock"\), "a\+"\) .* → .*_FILE \+ "(XX\.lockXX|\.LOCK)"\)'),
-         "equivalent: the wait before 'stayed locked' (60 or 61 s), and the lock file's name, "
-         "which every writer of one version shares, so they still exclude each other"),
+         "equivalent: the wait before 'stayed locked' (60 or 61 s, > or ≥ the deadline), and "
+         "the lock file's name, which every writer of one version shares, so they still "
+         "exclude each other"),
         (At("LastingLedger._open", r"new=False\) → .*new=None\)$"),
          "equivalent: new=None is falsy, as new=False (the UPDATE of an existing budget)"),
         (At("Store.reading", r"if attempt < 4 and self\.read_head\(\) != head: → if attempt "

@@ -376,6 +376,11 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
          "equivalent: the wait before 'stayed locked' (60 or 61 s, > or ≥ the deadline), and "
          "the lock file's name, which every writer of one version shares, so they still "
          "exclude each other"),
+        (At("verified", r"\*, full: bool = False\) -> LogRows: → .*full: bool = True\)"),
+         "equivalent: its one caller, Store.verify, always passes full"),
+        (At("Store._lock", r"^time\.sleep\(0\.005\) → time\.sleep\("),
+         "equivalent in result: the polling interval of a writer waiting for the lock (a "
+         "slower wait, the same exclusion)"),
         (At("LastingLedger._open", r"new=False\) → .*new=None\)$"),
          "equivalent: new=None is falsy, as new=False (the UPDATE of an existing budget)"),
         (At("Store.reading", r"if attempt < 4 and self\.read_head\(\) != head: → if attempt "

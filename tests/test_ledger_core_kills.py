@@ -432,3 +432,18 @@ def test_a_lock_held_past_the_timeout_is_a_clear_ledger_error(tmp_path):
     finally:
         held.close()
     store._lock().close()  # free again once the holder closed it
+
+
+def test_a_reset_with_stored_values_leaves_a_ledger_that_opens(tmp_path):
+    """``log_tables`` on a reset: the log forgets that data set's stored values, and only
+    its own, as the released table does (mutants: 'reset' not among the kinds it reads, the
+    filtered dict assigned under another key, the filter on the name or inverted). Bug: after
+    a curator's reset of a data set with a stored estimate of n, the log and the table
+    disagree and the ledger refuses to start as 'edited outside dpcore'."""
+    a = LastingLedger(KEY, PureDP(1.0), directory=tmp_path, name="t")
+    b = LastingLedger("dataset:other", PureDP(1.0), directory=tmp_path, name="other")
+    a.spend_and_store("estimate of n", PureDP(0.1), "n", lambda: 300)
+    b.spend_and_store("estimate of n", PureDP(0.1), "n", lambda: 500)
+    assert a.reset() == 1
+    assert LastingLedger(KEY, directory=tmp_path).released_value("n") is None
+    assert LastingLedger("dataset:other", directory=tmp_path).released_value("n") == 500

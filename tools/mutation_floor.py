@@ -298,7 +298,8 @@ def table(rows: list[dict], names: list[str]) -> str:
         path = DATA / f"{name}.json"
         camp = json.loads(path.read_text())["campaign"] if path.exists() else {}
         score = f"{camp['score']:.1%}" if camp.get("score") is not None else "not recorded"
-        when = f" ({camp['date']})" if camp.get("date") else ""
+        when = "".join(f"; {camp[k]}" for k in ("date", "note") if camp.get(k))
+        when = f" ({when[2:]})" if when else ""
         killed = sum(r["ok"] for r in mine)
         out.append(f"| {name} | {len(mine) if path.exists() else 'NO SAMPLE'} | {killed} | "
                    f"{score}{when} |")

@@ -198,7 +198,7 @@ def _campaign(name: str, old: dict) -> dict:
     r = json.loads(report.read_text()).get(name) if report.exists() else None
     if not r or "score" not in r:
         return old.get("campaign", {"score": None, "note": "no campaign recorded"})
-    return {"score": round(r["score"], 4), "detected": r["killed"], "tested": r["tested"],
+    return {"score": round(r["score"], 6), "detected": r["killed"], "tested": r["tested"],
             "mutants": r["total"], "date": datetime.fromtimestamp(report.stat().st_mtime, UTC)
             .strftime("%Y-%m-%d")}
 

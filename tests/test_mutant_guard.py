@@ -5,7 +5,7 @@ copy of the package and runs the test written to kill it: every test must pass o
 fail on its mutant. A refactor that moves the patched lines makes a patch stale, which fails
 here too (re-make the patch with ``git diff`` after applying the bug by hand). The guard runs as
 its own process (its forked test runs must import the copy's dpcore, not this worker's): about
-1-3 minutes on two shared cores, hence ``slow``.
+20-90 s on two shared cores, hence ``slow``.
 """
 
 from __future__ import annotations

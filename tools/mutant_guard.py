@@ -184,6 +184,8 @@ def _child(work: Path, args: Sequence[str], result: Path, plugins: Sequence[obje
     for var in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID",
                 "PYTEST_CURRENT_TEST", "PYTEST_ADDOPTS"):
         os.environ.pop(var, None)
+    if os.environ.get("DPCORE_DATA_DIR"):  # CI passes ../shared/data: relative to the checkout
+        os.environ["DPCORE_DATA_DIR"] = os.path.abspath(os.environ["DPCORE_DATA_DIR"])
     os.chdir(work)
     sys.path.insert(0, str(work))
     log = os.open(str(result.with_suffix(".log")), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)

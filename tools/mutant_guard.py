@@ -298,7 +298,9 @@ def check(mutants: Sequence[Mutant], patches: Path = PATCHES, *, verbose: bool =
                   f"({code.seconds:.1f} s)", flush=True)
         for m in mutants:
             patch = patches / f"{m.patch}.patch"
-            bad_code = _hits(code.failed, m.tests) or ([f"rc={code.rc}"] if code.rc else [])
+            bad_code = _hits(code.failed, m.tests) or (
+                [f"the run on the code stopped at {', '.join(code.failed) or code.rc}"]
+                if code.rc else [])
             on_code = "pass" if not bad_code else f"FAIL ({', '.join(bad_code)}; {code.summary})"
             if not git_apply(work, patch):
                 rows.append({"mutant": m.patch, "what": m.what, "tests": m.tests,

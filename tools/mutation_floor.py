@@ -184,9 +184,11 @@ class _FastShuffled:
     kill nearly all; fastest first, the one-line unit tests would)."""
 
     def __init__(self, durations: dict[str, float], seed: str) -> None:
-        fast = sorted(n for n, d in durations.items() if d <= FAST_S)
-        random.Random(seed).shuffle(fast)
-        self.rank = {n: i for i, n in enumerate(fast)}
+        # shuffled before the timing filter: a test's place does not depend on which others
+        # the load of the day put over FAST_S
+        order = sorted(durations)
+        random.Random(seed).shuffle(order)
+        self.rank = {n: i for i, n in enumerate(order) if durations[n] <= FAST_S}
 
     def pytest_collection_modifyitems(self, config, items) -> None:
         items[:] = sorted((it for it in items if it.nodeid in self.rank),

@@ -261,18 +261,31 @@ def working_copy(prefix: str = "dpcore-mutant-guard-") -> Iterator[Path]:
     """A temporary copy of the package and its tests; checks the copy's dpcore is the one a
     forked run imports."""
     warm_up()
+    saved = sys.pycache_prefix, sys.dont_write_bytecode
     with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        # every .pyc (the copy's, pytest's rewritten tests, a library's) goes to the temporary
+        # directory, so that the second run on reuses the first's instead of compiling again
+        # (even under PYTHONDONTWRITEBYTECODE) and nothing outside it is written
+        sys.pycache_prefix, sys.dont_write_bytecode = str(Path(tmp) / "pycache"), False
         work = Path(tmp) / "copy"
         work.mkdir()
-        _copy_tree(work)
-        probe = work / "tests" / "test_zz_where_is_dpcore.py"
-        probe.write_text("import dpcore\n\ndef test_where():\n"
-                         f"    assert dpcore.__file__.startswith({str(work)!r}), dpcore.__file__\n")
-        out = run_tests(work, [str(probe.relative_to(work))], timeout=120)
-        probe.unlink()
-        if out.rc != 0:
-            raise RuntimeError(f"the copy's dpcore is not the one imported ({out.summary})")
-        yield work
+        try:
+            _copy_tree(work)
+            yield _checked(work)
+        finally:
+            sys.pycache_prefix, sys.dont_write_bytecode = saved
+
+
+def _checked(work: Path) -> Path:
+    """``work``, once a forked run there is seen to import the copy's dpcore."""
+    probe = work / "tests" / "test_zz_where_is_dpcore.py"
+    probe.write_text("import dpcore\n\ndef test_where():\n"
+                     f"    assert dpcore.__file__.startswith({str(work)!r}), dpcore.__file__\n")
+    out = run_tests(work, [str(probe.relative_to(work))], timeout=120)
+    probe.unlink()
+    if out.rc != 0:
+        raise RuntimeError(f"the copy's dpcore is not the one imported ({out.summary})")
+    return work
 
 
 def _hits(nodeids: Sequence[str], tests: Sequence[str]) -> list[str]:

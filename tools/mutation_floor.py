@@ -8,7 +8,8 @@ temporary copy and checks that its test still fails on it (and passes on the cod
 ``tools/mutant_guard.py``'s forked runs, so a change that weakens the tests of, say, the
 sensitivity sampler or the max-cover accounting fails the suite.
 
-Generation (``--generate``), per module, deterministic for a given code and seed:
+Generation (``--generate``), per module, deterministic for a given code, seed and set of tests
+under :data:`FAST_S`:
 
 1. every mutant mutmut would make of the module's files (its mutation operators, run in-process;
    functions decorated only by :data:`mutate.UNWRAPPED` are mutated, as the campaign does), named
@@ -65,7 +66,8 @@ PER_MODULE = 5
 FAST_S = 2.0
 #: a candidate not killed after this long is skipped (seconds)
 SEARCH_S = 60.0
-MARKS = "not slow and not data and not e2e and not acceptance"
+#: the campaign's marks (no slow, data, e2e or acceptance tests)
+MARKS = mutate.PYTEST_ARGS[mutate.PYTEST_ARGS.index("-m") + 1]
 #: mutmut's exit codes of a detected mutant (killed by a failing test)
 _DETECTED = {1, 3}
 
@@ -77,7 +79,6 @@ class Candidate:
     key: str  # mutmut's name: <dotted module>.<x_function or xǁClassǁmethod>__mutmut_<n>
     file: str
     function: str  # <file stem>.<qualified name>, the stratum
-    index: int  # position in the file's list of mutations
 
     @property
     def ident(self) -> str:
@@ -139,7 +140,7 @@ def _candidates(files: tuple[str, ...]) -> Iterator[tuple[Candidate, str, Callab
         code, module, mutations = _mutations(path)
         owners = _owners(module)
         count: dict[object, int] = {}
-        for i, m in enumerate(mutations):
+        for m in mutations:
             owner = owners.get(m.contained_by_top_level_function)
             if owner is None:  # mutmut only runs mutants inside functions
                 continue
@@ -148,7 +149,7 @@ def _candidates(files: tuple[str, ...]) -> Iterator[tuple[Candidate, str, Callab
             key = get_mutant_name(Path(path), mangle_function_name(name=name, class_name=cls)
                                   + f"__mutmut_{count[owner]}")
             qual = f"{Path(path).stem}.{cls + '.' if cls else ''}{name}"
-            yield (Candidate(key, path, qual, i), code,
+            yield (Candidate(key, path, qual), code,
                    lambda module=module, m=m: fm.deep_replace(module, m.original_node,
                                                               m.mutated_node).code)
 

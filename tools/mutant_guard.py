@@ -242,6 +242,9 @@ def run_tests(work: Path, args: Sequence[str], *, timeout: float = RUN_TIMEOUT_S
     out = Outcome(**json.loads(result.read_text()))
     out.seconds = seconds
     result.unlink()
+    if out.rc not in (0, 1):  # e.g. 4 with "ERROR: not found: <node id>" (a test was renamed)
+        log = result.with_suffix(".log").read_text()
+        out.errors += [ln for ln in log.splitlines() if ln.startswith("ERROR")][:5]
     return out
 
 
@@ -311,7 +314,10 @@ def check(mutants: Sequence[Mutant], patches: Path = PATCHES, *, verbose: bool =
                   f"({code.seconds:.1f} s)", flush=True)
         for m in mutants:
             patch = patches / f"{m.patch}.patch"
+            gone = [t for t in m.tests if any("not found: " in e and e.endswith(t.split("[")[0])
+                                              for e in code.errors)]
             bad_code = _hits(code.failed, m.tests) or (
+                [f"killing test not found: {', '.join(gone)}; {stale_hint(m)}"] if gone else
                 [f"the run on the code stopped at {', '.join(code.failed) or code.rc}"]
                 if code.rc else [])
             on_code = "pass" if not bad_code else f"FAIL ({', '.join(bad_code)}; {code.summary})"

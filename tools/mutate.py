@@ -47,13 +47,14 @@ KILLS_FRIENDLYCORE = "tests/test_survivor_kills_friendlycore.py"
 KILLS_DOOR = "tests/test_survivor_kills_door.py"
 KILLS_NOISE = "tests/test_survivor_kills_noise.py"
 KILLS_LEDGER = "tests/test_survivor_kills_ledger.py"
+KILLS_GUARANTEES = "tests/test_survivor_kills_guarantees.py"
 #: name -> (file(s) to mutate, covering test files); a module split into several files keeps
 #: its name and mutates all of them (mutmut's only_mutate takes a list)
 MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
     "guarantees": ("dpcore/privacy/guarantees.py",
                    ("tests/test_privacy.py", "tests/test_accountant.py",
                     "tests/test_ledger_accounts.py", "tests/test_ledger_errors.py",
-                    "tests/test_mutant_kills.py", SURVIVORS, KILLS_DOOR)),
+                    "tests/test_mutant_kills.py", SURVIVORS, KILLS_DOOR, KILLS_GUARANTEES)),
     "noise": ("dpcore/privacy/noise.py",
               ("tests/test_noise.py", "tests/test_noise_defended.py", "tests/test_noise_power.py",
                "tests/test_mutant_kills.py", SURVIVORS, KILLS_NOISE)),

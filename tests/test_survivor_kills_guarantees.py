@@ -19,6 +19,7 @@ from dpcore.privacy.accountant import FilterPlan
 from dpcore.privacy.guarantees import (
     ZCDP,
     ApproxDP,
+    LedgerEntry,
     PrivacyLedger,
     PureDP,
     RandomDP,
@@ -32,7 +33,8 @@ def _mixed() -> PrivacyLedger:
     random-DP entry: every field of the accounts differs from its neighbour's."""
     led = PrivacyLedger(RandomDP(4.0, 1e-6, 0.2))
     led.spend("lloyd", PureDP(1.0), parts=ROUNDS)
-    led._entries.append(led._make_entry("mean", ZCDP(0.01), {"k": 2}, None, analyst="ana"))
+    # as the lasting ledger reads an analyst's entry back (ledger_chain builds LedgerEntry)
+    led._entries.append(LedgerEntry("mean", ZCDP(0.01), {"k": 2}, analyst="ana"))
     led.spend("sampler", RandomDP(0.5, 0.0, 0.05))
     return led
 
@@ -175,3 +177,40 @@ def test_the_deprecated_alias_reads_the_delivered_guarantee():
     prop = FilterResult.__dict__["guarantee"]
     assert prop.fget.__name__ == "guarantee"
     assert prop.__doc__.startswith("Deprecated name of ``privacy_``")
+
+
+def test_a_random_release_between_dp_releases_leaves_the_tight_total_whole():
+    """PrivacyLedger._dp_atoms (`continue` → `break` at a random-DP entry): the tight total must
+    take the parts of every DP release, also those recorded after a random-DP one. The mutant
+    stops at the first random-DP entry, so the DP releases after it are left out of the tight
+    total, which then under-states the DP spend and accepts what the budget cannot pay."""
+    with_random = PrivacyLedger(RandomDP(4.0, 1e-6, 0.2))
+    without = PrivacyLedger(ApproxDP(4.0, 1e-6))
+    for led in (with_random, without):
+        led.spend("r1", PureDP(1.0), parts=ROUNDS)
+        if led is with_random:
+            led.spend("sampler", RandomDP(0.5, 0.0, 0.05))
+        led.spend("r2", PureDP(1.0), parts=ROUNDS)
+    assert with_random.tight_total() == without.tight_total()
+    assert with_random.accounts().dp_tight.epsilon > PrivacyLedger.from_entries(
+        without.budget, without.entries[:1]).tight_total().epsilon
+
+
+def test_the_dp_account_of_a_random_budget_without_delta_is_pure():
+    """PrivacyLedger.dp_budget (the `δ > 0` test made `>= 0` or always true, or `PureDP(None)`):
+    a random-DP budget (ε, 0, γ) has a pure DP account, which refuses approximate releases by
+    kind (a pure budget cannot pay any δ) and has no Rényi filter."""
+    led = PrivacyLedger(RandomDP(1.0, 0.0, 0.1))
+    assert led.dp_budget == PureDP(1.0) and isinstance(led.dp_budget, PureDP)
+    assert led.plan is None and isinstance(led.accounts().dp_basic, PureDP)
+    assert PrivacyLedger(RandomDP(1.0, 1e-6, 0.1)).dp_budget == ApproxDP(1.0, 1e-6)
+
+
+def test_a_budget_without_epsilon_builds_and_refuses_every_charge():
+    """PrivacyLedger.__init__ (`ε > 0` → `ε >= 0` in the choice of a Rényi filter plan): an
+    (0, δ) budget has no filter (the plan needs ε > 0 and would raise), so the ledger must
+    still build and refuse any ε > 0 (a curator may open a ledger with nothing to spend)."""
+    led = PrivacyLedger(ApproxDP(0.0, 1e-6))
+    assert led.plan is None
+    assert not led.can_spend(PureDP(0.1))
+

@@ -33,11 +33,24 @@ def test_rootfind_searches_upwards_from_a_guess_below_the_root(root, guess):
     """_rootfind_log with g(guess) ≥ 0 (guess below the root): the bracket is searched upwards
     from the guess. Kills the upward branch's assignment dropped or made `None` (a TypeError),
     and the test `g(u) >= 0` moved to `g(u) >= 1`: at guess 9.5 of root 10, f(guess) = 0.5, so
-    the mutant takes the downward branch with both ends positive and brentq fails."""
+    the mutant takes the downward branch with both ends positive and brentq fails. Also kills
+    the first upward step taken downwards (`u_lo - step`): the root is the same, but f, a pass
+    over the data, is then evaluated below the guess, which the guess is there to avoid."""
     f, calls = _counted(lambda b: root - b)
     got = _rootfind_log(f, 1.0, f_lo=root - 1.0, guess=guess)
     assert got == pytest.approx(root, rel=1e-11)
     assert min(calls) >= guess  # searched from the guess, never below it
+
+
+@pytest.mark.parametrize("root, guess", [(10.0, 12.0), (10.0, 40.0)])
+def test_rootfind_steps_down_from_a_guess_above_the_root(root, guess):
+    """_rootfind_log with g(guess) < 0: it steps down from the guess while g stays negative and
+    brackets the root with the first point where g ≥ 0. Kills the loop's test `g < 0` moved to
+    `g < 1` (in f's units): from 12, the step to 9.6 has f = 0.4, the mutant steps past the
+    root and hands brentq a bracket with f > 0 at both ends (it fails)."""
+    f, calls = _counted(lambda b: root - b)
+    assert _rootfind_log(f, 1.0, f_lo=root - 1.0, guess=guess) == pytest.approx(root, rel=1e-11)
+    assert min(calls) > root / 1.25 ** 2  # the bracket closes at the first step past the root
 
 
 def test_rootfind_from_a_guess_below_a_root_far_above_it():

@@ -133,6 +133,11 @@ KILLED: dict[str, list[str | At]] = {
         At(r"ReleaseDoor\.release_many", r"→ .*(for_releases\(None|n=None|d=None|"
                                          r"int\(self\.n and 0\)|padded\()"),
     ],
+    # tests/test_survivor_kills_calibration.py (run of 2026-11-26 18:29)
+    "lloyd_calibration": [
+        At(r"_rootfind_log", r"g\(u\) >= 1|u_lo, step = None|u_hi = u_lo - step|"
+                             r"g\(u_hi - fine\) < 1"),
+    ],
     "sensitivity_sampler": [
         r"_loop_gaps__mutmut_73$",
         r"sample_then_respond__mutmut_(19|2[1248]|27|3[123]|105|10[89]|11[01])$",
@@ -465,30 +470,36 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
         (r"sample_sensitivity__mutmut_(13[8])$", "equivalent: reshape(−2, ...) acts as −1"),
     ],
     "lloyd_calibration": [
-        (r"_privacy_noise_for_size__mutmut_18$", "equivalent: f_lo only caches f at the lower "
-         "end; without it f(lo) is evaluated"),
-        (r"_privacy_noise_for_size__mutmut_9$|calibrate_lloyd__mutmut_188$|"
-         r"sampled_lloyd_epsilon__mutmut_(22|77)$", "equivalent in practice: > and >= differ "
-         "only at exact float equality with the tolerance edge"),
-        (r"_rootfind_log__mutmut_(1|12|18|21|25|31|34|39|51|52|56|58|60|77)$|"
-         r"_privacy_noise_for_size__mutmut_(19|2[23789])$", "equivalent in result: the guess and "
-         "the bracket search only choose where brentq starts, and any bracket with a sign "
-         "change gives the same root of the decreasing f (to brentq's tolerance: its default "
-         "xtol 2e-12 in log β instead of 1e-13); a missing or wrong guess, or one equal to lo, "
-         "leaves the search from lo or from the guess; f_lo = m_free + m keeps f(lo)'s sign "
-         "(m ≤ m_free here); < and <= (> and >=) differ only at an exact zero of f; a first "
-         "step downwards is walked back up by the loop; 401 iterations, a growth factor of 3 "
-         "or steps of 2.25× only change the number of evaluations"),
-        (r"_rootfind_log__mutmut_(26|27|35)$", "not triaged: the upward search from a guess "
-         "below the root (g(guess) ≥ 0) is not reached by the covering tests: "
-         "`u_lo, step = None` would fail there, and a threshold of 1 instead of 0 on g (in "
-         "sample-size units) could leave brentq without a sign change"),
-        (r"sampled_lloyd_epsilon__mutmut_(2|107|12[45]|13[134]|13[89]|14[239]|15[0129])$",
+        (At(r"_privacy_noise_for_size", r"→ .*(f_lo=None|bs_full, guess=)"), "equivalent: f_lo "
+         "only caches f at the lower end; without it f(lo) is evaluated"),
+        (At(r"_privacy_noise_for_size", r"m >= m_free|→ .*guess=(None|bs_full \* m_free \* m|"
+                                       r"bs_full / m_free / m)|→ \), m$|f_lo=m_free \+ m"),
+         "equivalent in result: the guess only chooses where the bracket search starts (any "
+         "bracket with a sign change gives the same root of the decreasing f, to brentq's "
+         "tolerance), f_lo = m_free + m keeps f(lo)'s sign (m ≤ m_free here), and >= differs "
+         "from > only at m = m_free (1 + 1e-9) exactly"),
+        (At(r"_rootfind_log", r"grow: float = 3\.0|log\(2\.25\)|range\(401\)"), "equivalent "
+         "in result: a growth factor of 3, steps of 2.25× or 401 iterations only change the "
+         "number of evaluations before the same bracketed root"),
+        (At(r"_rootfind_log", r"g\(u_lo\) < 0|guess >= lo|g\(u\) > 0|u_hi - fine >= u_lo|"
+                             r"g\(u_hi - fine\) <= 0|g\(u_hi\) <= 0"),
+         "equivalent in practice: < and <= (> and >=) differ only at an exact zero of f or an "
+         "exact float equality of two log points (a guess equal to lo searches upwards from lo, "
+         "as without a guess)"),
+        (At(r"_rootfind_log", r"brentq\(g, u_lo, u_hi, (rtol=1e-13|xtol=1e-13, )\)"),
+         "equivalent within tolerance: brentq's default xtol 2e-12 (in log β) or rtol 8.9e-16 "
+         "instead of 1e-13"),
+        (At(r"calibrate_lloyd", r"m >= m_max"), "equivalent in practice: > and >= differ only "
+         "at exact float equality with the tolerance edge"),
+        (At(r"sampled_lloyd_epsilon", r"slope_r >= |>= 1 \+ 1e-12"), "equivalent in practice: "
+         "> and >= differ only at exact float equality with the tolerance edge"),
+        (At(r"sampled_lloyd_epsilon", r"grid: int = 2050|int\(grid\)\) → .*radius\), \)|"
+                                     r"lo_z, hi_z = |hi_z >= lo_z|method=|options=|xatol|"
+                                     r'"bounded" → |"XATOL"|"XXxatolXX"'),
          "equivalent within 1e-9 relative: grid size, refinement window and minimize_scalar's "
          "method/tolerance; the result is checked against a 200 001-point brute force"),
-        (r"sampled_lloyd_epsilon__mutmut_92$", "unreachable: q ≤ 1 + 1e-12 on the ball is "
-         "enforced just above, so the cap at 1 or 2 never bites"),
-        (r"calibrate_lloyd__mutmut_8[02]$", "equivalent on numeric input (see dtype)"),
+        (At(r"sampled_lloyd_epsilon", r"np\.square\(z\), 2\.0\)"), "unreachable: q ≤ 1 + 1e-12 "
+         "on the ball is enforced just above, so the cap at 1 or 2 never bites"),
     ],
 }
 

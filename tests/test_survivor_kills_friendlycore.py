@@ -157,10 +157,10 @@ def test_filter_with_reference_draws_no_reference_when_the_filter_is_empty(monke
     function of n̂), so no reference set is drawn and every element is counted (q is not
     computed from a τ(n̂) that would take the log of a number ≤ 1). Catches the guard on
     `2n̂/δ > 1` or on `n̂ > 0` weakened or dropped (then log(2n̂/δ) ≤ 0 or of a negative
-    number: a NaN rate or a math error)."""
+    number: a NaN rate or a math error), e.g. `3n̂/δ > 1`, which n̂ = 0.4 at δ = 0.9 passes."""
     import dpcore.mechanisms.friendlycore.filters as filters
 
-    for forced in (0.3, -2.0):
+    for forced in (0.3, 0.4, -2.0):
         monkeypatch.setattr(filters, "noisy_size_upper",
                             lambda n, rho1, delta, rng=None, v=forced: v)
         count, calls = _brute_counts(np.zeros(50), 1.0)

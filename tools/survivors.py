@@ -95,7 +95,8 @@ KILLED: dict[str, list[str | At]] = {
         r"NoiseDefenceǁdelivered__mutmut_4$",
         r"add_discrete_laplace__mutmut_24$",
     ],
-    "friendlycore_filters": [r"FriendlyCoreResultǁsize__mutmut_1$"],
+    # tests/test_survivor_kills_friendlycore.py (run of 2026-11-26 18:38)
+    "friendlycore_filters": [At(r"filter_with_reference", r"3\.0 \* n_hat / delta")],
     # tests/test_survivor_kills_ledger.py (run of 2026-11-26 on ledger*.py, stopped at 1294 /
     # 2780); each regex names a function and the mutants its test kills
     "ledger": [
@@ -380,20 +381,25 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
          "a scalar or has the indexed points' shape, so the broadcast shape is k's either way"),
     ],
     "friendlycore_filters": [
-        (r"filter_with_reference__mutmut_\d+$", "not triaged: reached only by "
-         "tests/test_friendlycore_counting.py, which was outside the module's covering tests "
-         "in this run (added since; 4 of these mutants checked killed by it, the next run "
-         "counts them)"),
-        (r"friendly_core__mutmut_(139)$|BasicFilterǁapply__mutmut_10$|"
-         r"zCDPFilterǁapply__mutmut_87$|required_size__mutmut_31$", "equivalent in practice: < "
-         "and <= (> and >=) differ on a uniform or noisy value hitting a float threshold exactly"),
-        (r"friendly_core__mutmut_7[3-6]$", "equivalent in outcome: zCDPFilter validates ρ and the "
-         "filter's δ again, and ZCDP(ρ, δ) refuses a δ ≥ 1 (later, with the same message)"),
-        (r"zCDPFilterǁapply__mutmut_2[36]$", "equivalent: n > 0 with n̂ ≤ 0 (or n̂ = 0) also "
-         "satisfies 2n̂/δ ≤ 1, so the output is empty on either branch"),
-        (r"required_size__mutmut_(33|41|43|46)$", "equivalent: the doubling starts at 2 (a "
-         "required size of 1 needs τ ≤ 1/2, impossible), an unreachable size is any value > n, "
-         "and bisection from hi//3 still brackets the first passing size of a monotone test"),
+        (At(r"filter_with_reference", r"n_hat (>= 0|> 1) and|2\.0 \* n_hat / delta (>= 1\.0|"
+                                     r"> 2\.0)"),
+         "equivalent: a reference set is drawn only when q = min(1, 4τ(n̂)/n̂) < 1, i.e. "
+         "n̂ > 4τ ≥ 2 (τ ≥ 1/2); every n̂ these guards let through or hold back differently "
+         "(n̂ ≤ 1, 2n̂/δ ≤ 2 with δ < 1, or 2n̂/δ = 1 exactly) gives q = 1 and no draw on either "
+         "side, and the filter then applies its own empty-output rule to the same n̂"),
+        (At(r"zCDPFilter\.apply|required_size", r"noisy > tau|\* m > tau"),
+         "equivalent in practice: < and <= (> and >=) differ on a uniform or noisy value "
+         "hitting a float threshold exactly"),
+        (At(r"friendly_core", r"check_privacy\(rho="), "equivalent in outcome: zCDPFilter "
+         "validates ρ and the filter's δ again, and ZCDP(ρ, δ) refuses a δ ≥ 1 (later, with the "
+         "same message)"),
+        (At(r"zCDPFilter\.apply", r"n == 0 and n_hat <= 0|n_hat < 0 or"), "equivalent: n > 0 "
+         "with n̂ ≤ 0 (or n̂ = 0) also satisfies 2n̂/δ ≤ 1, so the output is empty on either "
+         "branch"),
+        (At(r"required_size", r"hi = 2|hi >= 4 \* n|hi > 5 \* n|hi // 3"), "equivalent: the "
+         "doubling starts at 2 (a required size of 1 needs τ ≤ 1/2, impossible), an unreachable "
+         "size is any value > n, and bisection from hi//3 still brackets the first passing size "
+         "of a monotone test"),
     ],
     "maxcover_accounting": [
         (r"split_budget__mutmut_48$|split_seeding_budget__mutmut_43$", "equivalent in practice: "

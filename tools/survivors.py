@@ -166,7 +166,8 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
         (At(r"PrivacyLedger\._check", r'e\.account == "(XXdpXX|DP)"'), "equivalent on reachable "
          "states: the kinds check runs again in _dp_within's composition of the same DP entries "
          "(same TypeError) whenever a DP entry is new; with only a random-DP entry new, the DP "
-         "entries are those already recorded, each checked when it was spent"),
+         "entries are those already recorded, each checked when it was spent (a lasting "
+         "ledger's are read back through its hash chain, which refuses an edited row)"),
         (At(r"PrivacyLedger\._refusal_text", r"→ .*(\(len\(new\) == 1\) or True|"
                                              r'"XXtogether moreXX"|"TOGETHER MORE")'),
          "unreachable: spend and can_spend check one new entry at a time (the lasting ledger's "

@@ -71,24 +71,9 @@ def _matches(key: str | At, short: str, old: str, new: str) -> bool:
 #: module -> [key (At, or a regex on the short name)] of survivors killed by a test written after
 #: the last run (empty it for a module when `make mutate` is re-run on it: they are then detected)
 KILLED: dict[str, list[str | At]] = {
-    # tests/test_survivor_kills_guarantees.py (run of 2026-11-26 18:06, 96 + 2 no-test left)
-    "guarantees": [
-        At(r"privacy_alias", r"."),
-        At(r"Accounts\.as_dict", r"^(?!.*\(self\.random is None\) and False)"),
-        At(r"LedgerEntry\.as_dict", r"analyst"),
-        At(r"PrivacyLedger\.__init__", r"dp\.epsilon >= 0"),
-        At(r"PrivacyLedger\._dp_atoms", r"→ break"),
-        At(r"PrivacyLedger\._refusal_text", r"→ (need = None|budget = None|.*len\(new\) "
-                                             r"(!= 1|== 2)|.*\(len\(new\) == 1\) and False)"),
-        At(r"PrivacyLedger\.accounts", r'!= "random"'),
-        At(r"PrivacyLedger\.can_spend", r"→ .*\{\}, None\)"),
-        At(r"PrivacyLedger\.(copy|from_entries)", r"→ .*(plan=None|accountant, \))"),
-        At(r"PrivacyLedger\.dp_budget", r"."),
-        At(r"PrivacyLedger\.remaining", r"and False"),
-        At(r"PrivacyLedger\.tight_total", r"."),
-        At(r"PrivacyLedger\.to_frame", r'row\["(parts|analyst)"\]'),
-        At(r"PrivacyLedger\.to_json", r'"filter"'),
-    ],
+    # guarantees: re-run at 18:49 with tests/test_survivor_kills_guarantees.py, whose 63 kills
+    # of the 18:06 run it detected (but privacy_alias's, see REVIEWED)
+    "guarantees": [],
     "noise": [
         r"_discrete_laplace_scale__mutmut_[3578]$",
         r"x_defended_noise__mutmut_(5|6|8|9|10)$",
@@ -149,6 +134,11 @@ KILLED: dict[str, list[str | At]] = {
 #: module -> [(key (At, or a regex on the short name), argument)]
 REVIEWED: dict[str, list[tuple[str | At, str]]] = {
     "guarantees": [
+        (At(r"privacy_alias", r"."), "not killable under mutmut: privacy_alias runs at import "
+         "(in class bodies: FilterResult.guarantee, …), before mutmut's forked test process "
+         "selects its mutant, so every alias is the original's; with the mutant active at "
+         "import (MUTANT_UNDER_TEST set before pytest starts) test_survivor_kills_guarantees::"
+         "test_the_deprecated_alias_reads_the_delivered_guarantee kills all six"),
         (At(r"PrivacyLedger\._compose_in", r"RandomDP|random DP"),
          "accepted: the γ hint of a random-DP release refused by a budget without γ (its "
          "wording, or shown for every kind); the TypeError and its first words are tested"),

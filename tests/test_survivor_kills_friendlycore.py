@@ -167,3 +167,16 @@ def test_filter_with_reference_draws_no_reference_when_the_filter_is_empty(monke
         res, ref = filters.filter_with_reference(count, 50, 1.0, 0.9, rng=0)
         assert ref is None and calls == [None]
         assert not res.mask.any() and res.n_hat == forced
+
+
+def test_a_seeded_friendly_core_draws_its_size_estimate_from_the_seed():
+    """friendly_core (`noisy_size_upper(..., rng=gen)` → `rng=None`): n̂ must come from the
+    run's generator, so a seeded run (a stored run, a reproduction report) gives the same n̂,
+    threshold and core again. The mutant draws n̂ from the operating system; the cores of two
+    runs then often still agree (a mutation run on unchanged code detected it once and missed
+    it the next time), their n̂ never does."""
+    X = np.r_[np.zeros((60, 2)), np.random.default_rng(1).normal(0, 5, (20, 2))]
+    a = fc.friendly_core(X, 0.5, rho=2.0, delta=1e-6, rng=3)
+    b = fc.friendly_core(X, 0.5, rho=2.0, delta=1e-6, rng=3)
+    assert a.n_hat == b.n_hat and a.threshold == b.threshold
+    assert np.array_equal(a.mask, b.mask)

@@ -44,6 +44,7 @@ from dpcore.release.accountant_session import (
     accountant_markdown,
     accountant_session,
 )
+from dpcore.reproduce._friendlycore_covariance import covariance_pair, covariance_sampler
 
 __all__ = ["CASES", "AccountantSession", "Case", "CaseResult", "accountant_markdown",
            "accountant_session", "markdown_table", "run_case", "run_suite"]
@@ -360,6 +361,7 @@ def _dask_mean_sq_norm(epsilon: float):
 def _cases() -> list[Case]:
     cases = _dplloyd_cases()
     Xa = np.zeros((40, 1))
+    cov0, cov1 = covariance_pair()
     cases += [
         Case("MaxCoverKMeans (end to end)", "k = 1, ε = 1, δ = 1e-6, radius 1, defaults "
              "(Algorithm 2's lines 1–19 on 0.2 ε and all of δ, then DP-Lloyd on 0.8 ε whose "
@@ -406,6 +408,13 @@ def _cases() -> list[Case]:
              _leak_n(lambda X, rng: 0.0, lambda X: X.shape[0], 601),
              "refuses n < 601 (defect 4's n < t·k refusal)", np.zeros((600, 1)),
              np.vstack([np.zeros((600, 1)), [[1.0]]]), 1_000, slow=True, broken_samples=100_000),
+        Case("FriendlyCovariance (FC_Covariance's private step, FriendlyCore App. A)", "ε = 1, "
+             f"δ = 1e-6, η = 0.1, d = 2, c₁ = 0.1; D₀ = {len(cov0)} matrices: {len(cov0) - 1} × "
+             "I and one 1.1·I (friendly: matrixDist 0.1), D₁ = D₀ without it, n at the abort "
+             "threshold so the two means are γ apart (the lemma's edge); statistic: trace of Σ̂ "
+             "(⊥ as −1); slow: 20,000 estimates", ApproxDP(1.0, 1e-6), covariance_sampler(False),
+             covariance_sampler(True), "B_η drawn with η/1000 (threshold as declared)", cov0,
+             cov1, 20_000, slow=True),
         Case("KV18 mean (FriendlyCore page's comparison)", "ρ = 0.05, σ = 1, radius 20, "
              "n_public = 100 (as the release door fills it); D₀ = 100 rows at 0, D₁ = D₀ + one "
              "row at 20 (clipped to the range)", _zcdp(0.05), _kv18(0.05), _kv18(20.0),

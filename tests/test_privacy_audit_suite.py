@@ -38,7 +38,8 @@ def test_every_released_mechanism_has_a_case():
                    "private_norm_quantile", "private_row_count", "Dask path",
                    "Balcan et al. 2017: private partition", "Balcan et al. 2017: private local",
                    "Balcan17KMeans", "KV18 mean", "LSH clustering",
-                   "DPKMeans private ball: the centre", "DPKMeans on the private ball"):
+                   "DPKMeans private ball: the centre", "DPKMeans on the private ball",
+                   "FriendlyCovariance"):
         assert needed in names, needed
     assert all(c.n_samples >= 10_000 or c.slow for c in CASES)  # fewer draws only when slow
 

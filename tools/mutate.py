@@ -50,13 +50,15 @@ KILLS_FRIENDLYCORE = "tests/test_survivor_kills_friendlycore.py"
 KILLS_DOOR = "tests/test_survivor_kills_door.py"
 KILLS_NOISE = "tests/test_survivor_kills_noise.py"
 KILLS_LEDGER = "tests/test_survivor_kills_ledger.py"
+KILLS_GUARANTEES = "tests/test_survivor_kills_guarantees.py"
+KILLS_CALIBRATION = "tests/test_survivor_kills_calibration.py"
 #: name -> (file(s) to mutate, covering test files); a module split into several files keeps
 #: its name and mutates all of them (mutmut's only_mutate takes a list)
 MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
     "guarantees": ("dpcore/privacy/guarantees.py",
                    ("tests/test_privacy.py", "tests/test_accountant.py",
                     "tests/test_ledger_accounts.py", "tests/test_ledger_errors.py",
-                    "tests/test_mutant_kills.py", SURVIVORS, KILLS_DOOR)),
+                    "tests/test_mutant_kills.py", SURVIVORS, KILLS_DOOR, KILLS_GUARANTEES)),
     "noise": ("dpcore/privacy/noise.py",
               ("tests/test_noise.py", "tests/test_noise_defended.py", "tests/test_noise_power.py",
                "tests/test_mutant_kills.py", SURVIVORS, KILLS_NOISE)),
@@ -77,7 +79,8 @@ MODULES: dict[str, tuple[str | tuple[str, ...], tuple[str, ...]]] = {
              ("tests/test_release_door.py", "tests/test_ledger_outputs.py",
               "tests/test_mutant_kills.py", SURVIVORS, KILLS_DOOR)),
     "lloyd_calibration": ("dpcore/mechanisms/importance/calibration.py",
-                          ("tests/test_lloyd.py", "tests/test_importance.py", SURVIVORS)),
+                          ("tests/test_lloyd.py", "tests/test_importance.py", SURVIVORS,
+                           KILLS_CALIBRATION)),
     "importance_weights": (("dpcore/mechanisms/importance/sampling.py",
                             "dpcore/mechanisms/importance/weights.py",
                             "dpcore/mechanisms/importance/amplification.py"),

@@ -73,16 +73,18 @@ def _matches(key: str | At, short: str, old: str, new: str) -> bool:
 #: module -> [key (At, or a regex on the short name)] of survivors killed by a test written after
 #: the last run (empty it for a module when `make mutate` is re-run on it: they are then detected)
 KILLED: dict[str, list[str | At]] = {
-    # tests/test_survivor_kills_door.py (a multi-part release checked with the ledger's own
-    # accountant), now in guarantees' covering tests
-    "guarantees": [r"PrivacyLedgerǁcopy__mutmut_7$|PrivacyLedgerǁfrom_entries__mutmut_8$"],
+    # guarantees: re-run at 18:49 with tests/test_survivor_kills_guarantees.py, whose 63 kills
+    # of the 18:06 run it detected (but privacy_alias's, see REVIEWED)
+    "guarantees": [],
     "noise": [
         r"_discrete_laplace_scale__mutmut_[3578]$",
         r"x_defended_noise__mutmut_(5|6|8|9|10)$",
         r"NoiseDefenceǁdelivered__mutmut_4$",
         r"add_discrete_laplace__mutmut_24$",
     ],
-    "friendlycore_filters": [r"FriendlyCoreResultǁsize__mutmut_1$"],
+    # re-run at 19:02 (detects the 18:38 run's kill); then tests/test_survivor_kills_friendlycore
+    # .py's seeded-n̂ test (the mutant was detected by chance in the 18:38 run, not in this one)
+    "friendlycore_filters": [At(r"friendly_core", r"filt_delta, rng=None\)")],
     # tests/test_survivor_kills_ledger.py (run of 2026-11-26 on ledger*.py, stopped at 1294 /
     # 2780); each regex names a function and the mutants its test kills
     "ledger": [
@@ -163,17 +165,12 @@ KILLED: dict[str, list[str | At]] = {
            r" or True else|json\.dumps\(None\), analyst, t, prev|default=str, sort_keys=True\),"
            r" → .*default=str, (sort_keys=(None|False))?\),"),
     ],
-    "door": [
-        r"_covered__mutmut_(4|1[7-9]|2[0-2])$",
-        r"_charge__mutmut_(1[4-9]|20)$",
-        r"_spend_all__mutmut_(29|32)$",
-        r"Releaseǁmessage__mutmut_2$|ReleaseDoorǁn_source__mutmut_[23]$",
-        r"ReleaseDoorǁ_dry_guarantee__mutmut_[57]$",
-        r"_spend_all__mutmut_([12789]|1[23])$",
-        r"ReleaseDoorǁ_plan__mutmut_83$",
-        # killed by tests/test_ledger_outputs.py, now in the door's covering tests
-        r"ReleaseDoorǁrelease_many__mutmut_(99|10[0568]|11[03])$",
-    ],
+    # door: re-run at 19:07 with the second part of tests/test_survivor_kills_door.py, whose 18
+    # kills of the 18:16 run it detected
+    "door": [],
+    # lloyd_calibration: re-run at 18:59 with tests/test_survivor_kills_calibration.py, whose 4
+    # kills of the 18:29 run it detected
+    "lloyd_calibration": [],
     "sensitivity_sampler": [
         r"_loop_gaps__mutmut_73$",
         r"sample_then_respond__mutmut_(19|2[1248]|27|3[123]|105|10[89]|11[01])$",
@@ -184,27 +181,43 @@ KILLED: dict[str, list[str | At]] = {
 #: module -> [(key (At, or a regex on the short name), argument)]
 REVIEWED: dict[str, list[tuple[str | At, str]]] = {
     "guarantees": [
-        (r"PrivacyLedgerǁ_dp_spent__mutmut_(20|2[23])$|PrivacyLedgerǁ_check__mutmut_46$|"
-         r"PrivacyLedgerǁcan_spend__mutmut_(2|10)$|PrivacyLedgerǁ_compose_in__mutmut_([5-9]|10)$",
-         "accepted: the wording of a refusal or of the account's label ('basic', the DP / "
-         "random-DP account's name, the γ hint), or the label of can_spend's throw-away entry"),
-        (r"PrivacyLedgerǁ_dp_spent__mutmut_18$", "equivalent: at tight = basic either total "
-         "is the same number (only its label differs)"),
-        (r"PrivacyLedgerǁ(__init__|_check|_dp_atoms|_make_entry|accounts|can_spend|copy|"
-         r"dp_budget|from_entries|remaining|tight_total|to_json|to_frame|_refusal_text)__mutmut_\d+$|"
-         r"Accountsǁas_dict__mutmut_\d+$|LedgerEntryǁas_dict__mutmut_\d+$|"
-         r"x_privacy_alias__mutmut_\d+$",
-         "not triaged: PrivacyLedger's two accounts (tight DP, random DP; issue 22.3), its "
-         "filter plan, serialisation (as_dict, to_json, to_frame columns) and refusal text, and "
-         "the deprecated-alias property; the covering tests now include test_accountant, "
-         "test_ledger_accounts and test_ledger_errors (this run) and test_survivor_kills_door "
-         "(added after it); what remains needs tests of the copy's plan, the accounts' "
-         "serialisation and the refusal texts"),
-        (r"_as_eps_delta_gamma__mutmut_[456]$", "unreachable: compose and PrivacyLedger._compose "
-         "route every ZCDP before calling it, so its TypeError (and message) never fires"),
-        (r"remaining__mutmut_1[578]$", "equivalent: the total has the budget's type, so every "
-         "key exists and the .get default is never used"),
-        (r"to_frame__mutmut_53$", "equivalent: pandas reads tz='utc' as UTC"),
+        (At(r"privacy_alias", r"."), "not killable under mutmut: privacy_alias runs at import "
+         "(in class bodies: FilterResult.guarantee, …), before mutmut's forked test process "
+         "selects its mutant, so every alias is the original's; with the mutant active at "
+         "import (MUTANT_UNDER_TEST set before pytest starts) test_survivor_kills_guarantees::"
+         "test_the_deprecated_alias_reads_the_delivered_guarantee kills all six"),
+        (At(r"PrivacyLedger\._compose_in", r"RandomDP|random DP"),
+         "accepted: the γ hint of a random-DP release refused by a budget without γ (its "
+         "wording, or shown for every kind); the TypeError and its first words are tested"),
+        (At(r"PrivacyLedger\._dp_spent", r'"(XXbasicXX|BASIC|tight \(rényi filter\))"'),
+         "accepted: the text of the refusing total's label ('basic', 'tight (Rényi filter)'); "
+         "the tests read only its first word"),
+        (At(r"PrivacyLedger\._dp_spent", r"tight\.epsilon <= basic\.epsilon"), "equivalent: at "
+         "tight = basic either total is the same number (only its label differs)"),
+        (At(r"PrivacyLedger\.can_spend", r'_make_entry\((None|"XX\?XX")'), "equivalent: the "
+         "label of can_spend's throw-away entry is never shown (str(None) is a label too)"),
+        (At(r"PrivacyLedger\._check", r'_refusal_text\(new, (None|"XXrandom-DP accountXX"|'
+                                      r'"random-dp account"|"RANDOM-DP ACCOUNT")\)'),
+         "equivalent: _refusal_text tells only 'DP account' from anything else, so every other "
+         "value gives the same random-DP text"),
+        (At(r"PrivacyLedger\._check", r'e\.account == "(XXdpXX|DP)"'), "equivalent on reachable "
+         "states: the kinds check runs again in _dp_within's composition of the same DP entries "
+         "(same TypeError) whenever a DP entry is new; with only a random-DP entry new, the DP "
+         "entries are those already recorded, each checked when it was spent (a lasting "
+         "ledger's are read back through its hash chain, which refuses an edited row)"),
+        (At(r"PrivacyLedger\._refusal_text", r"→ .*(\(len\(new\) == 1\) or True|"
+                                             r'"XXtogether moreXX"|"TOGETHER MORE")'),
+         "unreachable: spend and can_spend check one new entry at a time (the lasting ledger's "
+         "spend_many spends its parts one by one), so the several-parts text is never built"),
+        (At(r"PrivacyLedger\._make_entry", r"→ .*(analyst=None\)|^\)$)|→ \)$"), "equivalent: no "
+         "caller passes an analyst (spend and can_spend make entries without one; the lasting "
+         "ledger builds an analyst's LedgerEntry itself, ledger.py and ledger_chain.py)"),
+        (At(r"PrivacyLedger\.remaining", r"total\.get\(k, (None|1\.0|)\)"), "equivalent: the "
+         "total has the budget's type, so every key exists and the .get default is never used"),
+        (At(r"PrivacyLedger\.to_frame", r'tz="utc"'), "equivalent: pandas reads tz='utc' as UTC"),
+        (At(r"Accounts\.as_dict", r"\(self\.random is None\) and False"), "equivalent: the "
+         "random total is None only without a random-DP budget, where the whole 'random' entry "
+         "is None before it is read"),
     ],
     "noise": [
         (r"_to_units__mutmut_3$", "equivalent: rint(...) is an exact integer in float64; adding "
@@ -450,44 +463,51 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
          "public reason 'directory' is unchanged"),
     ],
     "door": [
-        (r"_spend_all__mutmut_(6|10|19|25)$", "equivalent: the trial ledger that checks the "
-         "whole is discarded; the real spend below records label and params"),
-        (r"_spend_all__mutmut_11$", "equivalent: an in-memory ledger (PrivacyLedger) always has "
-         "copy(), so the condition is always true"),
-        (r"_spend_all__mutmut_1[4-8]$", "unreachable: the rebuild from entries runs only for a "
-         "ledger without copy(); every in-memory ledger is a PrivacyLedger, and the lasting "
-         "ledger charges through spend_many"),
-        (r"_spend_all__mutmut_2[14]$", "conservative, not equivalent: the trial checks the "
-         "whole without the parts, so the tight accountant composes each release as one atom "
-         "of its whole guarantee, whose Rényi bound is not below its parts' sum: the mutant can "
-         "only refuse more (a public refusal before any charge), never accept an overspend"),
-        (r"_ledger_usable__mutmut_[1-6]$", "accepted: the arguments and text of the curator's "
-         "log line (logger dpcore.ledger), not a release output; the tests pin the public "
-         "refusal"),
-        (r"_check_on_empty__mutmut_(3|9|10)$", "equivalent: the check compares guarantees, "
-         "which do not depend on the seed of a run on zero rows"),
-        (r"_planned_guarantee__mutmut_[12]$", "equivalent for privacy: every mechanism is then "
-         "planned by a dry run on the public proxy instead of its map (public either way, "
-         "slower); a plan that disagrees with the code can only make the release ⊥ (_compute "
-         "refuses a delivered guarantee above the charged one, tested)"),
-        (r"_check_on_empty__mutmut_8$|_compute__mutmut_2[467]$|_plan__mutmut_(41|75|78|84|90)$|"
-         r"_planned_guarantee__mutmut_(18|33)$|release_many__mutmut_(6[5-7]|7[235]|8[12])$",
-         "not triaged: untested in the door's covering tests: the empty-table check run on one "
-         "row; the dry-run parts check and its flag (needs a runtime-registered mechanism that "
-         "reports parts); a public input given by the caller stopping the others (needs a "
-         "mechanism with two); an ordinary warning of a privacy map (none warns today); the "
-         "CHECKED_BY_MAP exemption inverted (needs a fit-only refusal on the empty table, "
-         "tests/test_total_mechanisms.py, slow); the public-deadline path (issue 22)"),
-        (r"_dry_guarantee__mutmut_1[78]$", "equivalent: a guarantee does not depend on the dry "
-         "run's randomness (the proxy is seeded separately)"),
-        (r"_dry_guarantee__mutmut_23$", "equivalent: at n = 2000 both branches return dry(2000)"),
-        (r"_dry_guarantee__mutmut_2[57]$", "equivalent in result: always dry(n), the same "
-         "guarantee computed on a larger proxy (slower only)"),
-        (r"_dry_guarantee__mutmut_3[01]$", "equivalent for privacy: another neighbouring size "
-         "probes whether the guarantee depends on n; a wrong plan can only make the release ⊥ "
-         "(_compute refuses a guarantee other than the one charged, tested)"),
-        (r"proxy__mutmut_10$", "equivalent: synthetic_proxy's default rng is 0, the seed given"),
-        (r"to_table_units__mutmut_[46]$", "equivalent on numeric input (see dtype)"),
+        (At(r"_spend_all", r"trial\.spend\((None, |.*, \)$)|"
+                           r'getattr\(ledger, "copy", \)'),
+         "equivalent: the trial ledger that checks the whole is discarded (its labels and "
+         "params are never read); the real spend below records label and params; "
+         "getattr(ledger, 'copy') of a PrivacyLedger finds copy, as with the None default"),
+        (At(r"_spend_all", r"\(copy is not None\) or True"), "equivalent: an in-memory ledger "
+         "(PrivacyLedger) always has copy(), so the condition is always true"),
+        (At(r"_spend_all", r"trial = (None|PrivacyLedger\.from_entries)"), "unreachable: the "
+         "rebuild from entries runs only for a ledger without copy(); every in-memory ledger is "
+         "a PrivacyLedger, and the lasting ledger charges through spend_many"),
+        (At(r"_spend_all", r"trial\.spend\(label, g, (parts=None, )?\*\*p\)"), "conservative, "
+         "not equivalent: the trial checks the whole without the parts, so the tight accountant "
+         "composes each release as one atom of its whole guarantee, whose Rényi bound is not "
+         "below its parts' sum: the mutant can only refuse more (a public refusal before any "
+         "charge), never accept an overspend"),
+        (At(r"_ledger_usable", r"_log\.error\("), "accepted: the arguments and text of the "
+         "curator's log line (logger dpcore.ledger), not a release output; the tests pin the "
+         "public refusal"),
+        (At(r"ReleaseDoor\._check_on_empty", r"np\.random\.default_rng\(0\), → .*"
+                                             r"(None,|default_rng\((None|1)\))"),
+         "equivalent: the check compares guarantees, which do not depend on the seed of a run "
+         "on zero rows"),
+        (At(r"ReleaseDoor\._planned_guarantee", r"privacy_map = (None|.*and False)"),
+         "equivalent for privacy: every mechanism is then planned by a dry run on the public "
+         "proxy instead of its map (public either way, slower); a plan that disagrees with the "
+         "code can only make the release ⊥ (_compute refuses a delivered guarantee above the "
+         "charged one, tested)"),
+        (At(r"ReleaseDoor\._dry_guarantee", r"default_rng\((None|1)\)"), "equivalent: a "
+         "guarantee does not depend on the dry run's randomness (the proxy is seeded "
+         "separately)"),
+        (At(r"ReleaseDoor\._dry_guarantee", r"n < PROXY_ROWS"), "equivalent: at n = 2000 both "
+         "branches return dry(2000)"),
+        (At(r"ReleaseDoor\._dry_guarantee", r"g = None|== g\) and False"), "equivalent in "
+         "result: always dry(n), the same guarantee computed on a larger proxy (slower only)"),
+        (At(r"ReleaseDoor\._dry_guarantee", r"dry\(PROXY_ROWS (\+ 1|- 2)\)"), "equivalent "
+         "for privacy: another neighbouring size probes whether the guarantee depends on n; a "
+         "wrong plan can only make the release ⊥ (_compute refuses a guarantee other than the "
+         "one charged, tested)"),
+        (At(r"ReleaseDoor\.proxy", r"rng=seed\) → .*, \)$"), "equivalent: synthetic_proxy's "
+         "default rng is 0, the seed given"),
+        (At(r"ReleaseDoor\.to_table_units", r"dtype=None|np\.asarray\(M, \)"), "equivalent on "
+         "numeric input (see dtype)"),
+        (At(r"ReleaseDoor\.release_many", r"int\(self\.n or 1\)"), "equivalent: _plan refused "
+         "every release without n, and an n of 0 (a private estimate of 0 rows) gives the same "
+         "deadline as 1 (the cost model at one row is far below the 1 s floor)"),
     ],
     "importance_weights": [
         (r"_neg_lambertw_m1_from_log__mutmut_(1[578]|20|57|62|92|95|116)$", "equivalent to "
@@ -536,20 +556,25 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
          "a scalar or has the indexed points' shape, so the broadcast shape is k's either way"),
     ],
     "friendlycore_filters": [
-        (r"filter_with_reference__mutmut_\d+$", "not triaged: reached only by "
-         "tests/test_friendlycore_counting.py, which was outside the module's covering tests "
-         "in this run (added since; 4 of these mutants checked killed by it, the next run "
-         "counts them)"),
-        (r"friendly_core__mutmut_(139)$|BasicFilterǁapply__mutmut_10$|"
-         r"zCDPFilterǁapply__mutmut_87$|required_size__mutmut_31$", "equivalent in practice: < "
-         "and <= (> and >=) differ on a uniform or noisy value hitting a float threshold exactly"),
-        (r"friendly_core__mutmut_7[3-6]$", "equivalent in outcome: zCDPFilter validates ρ and the "
-         "filter's δ again, and ZCDP(ρ, δ) refuses a δ ≥ 1 (later, with the same message)"),
-        (r"zCDPFilterǁapply__mutmut_2[36]$", "equivalent: n > 0 with n̂ ≤ 0 (or n̂ = 0) also "
-         "satisfies 2n̂/δ ≤ 1, so the output is empty on either branch"),
-        (r"required_size__mutmut_(33|41|43|46)$", "equivalent: the doubling starts at 2 (a "
-         "required size of 1 needs τ ≤ 1/2, impossible), an unreachable size is any value > n, "
-         "and bisection from hi//3 still brackets the first passing size of a monotone test"),
+        (At(r"filter_with_reference", r"n_hat (>= 0|> 1) and|2\.0 \* n_hat / delta (>= 1\.0|"
+                                     r"> 2\.0)"),
+         "equivalent: a reference set is drawn only when q = min(1, 4τ(n̂)/n̂) < 1, i.e. "
+         "n̂ > 4τ ≥ 2 (τ ≥ 1/2); every n̂ these guards let through or hold back differently "
+         "(n̂ ≤ 1, 2n̂/δ ≤ 2 with δ < 1, or 2n̂/δ = 1 exactly) gives q = 1 and no draw on either "
+         "side, and the filter then applies its own empty-output rule to the same n̂"),
+        (At(r"zCDPFilter\.apply|required_size", r"noisy > tau|\* m > tau"),
+         "equivalent in practice: < and <= (> and >=) differ on a uniform or noisy value "
+         "hitting a float threshold exactly"),
+        (At(r"friendly_core", r"check_privacy\(rho="), "equivalent in outcome: zCDPFilter "
+         "validates ρ and the filter's δ again, and ZCDP(ρ, δ) refuses a δ ≥ 1 (later, with the "
+         "same message)"),
+        (At(r"zCDPFilter\.apply", r"n == 0 and n_hat <= 0|n_hat < 0 or"), "equivalent: n > 0 "
+         "with n̂ ≤ 0 (or n̂ = 0) also satisfies 2n̂/δ ≤ 1, so the output is empty on either "
+         "branch"),
+        (At(r"required_size", r"hi = 2|hi >= 4 \* n|hi > 5 \* n|hi // 3"), "equivalent: the "
+         "doubling starts at 2 (a required size of 1 needs τ ≤ 1/2, impossible), an unreachable "
+         "size is any value > n, and bisection from hi//3 still brackets the first passing size "
+         "of a monotone test"),
     ],
     "maxcover_accounting": [
         (r"split_budget__mutmut_48$|split_seeding_budget__mutmut_43$", "equivalent in practice: "
@@ -626,30 +651,36 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
         (r"sample_sensitivity__mutmut_(13[8])$", "equivalent: reshape(−2, ...) acts as −1"),
     ],
     "lloyd_calibration": [
-        (r"_privacy_noise_for_size__mutmut_18$", "equivalent: f_lo only caches f at the lower "
-         "end; without it f(lo) is evaluated"),
-        (r"_privacy_noise_for_size__mutmut_9$|calibrate_lloyd__mutmut_188$|"
-         r"sampled_lloyd_epsilon__mutmut_(22|77)$", "equivalent in practice: > and >= differ "
-         "only at exact float equality with the tolerance edge"),
-        (r"_rootfind_log__mutmut_(1|12|18|21|25|31|34|39|51|52|56|58|60|77)$|"
-         r"_privacy_noise_for_size__mutmut_(19|2[23789])$", "equivalent in result: the guess and "
-         "the bracket search only choose where brentq starts, and any bracket with a sign "
-         "change gives the same root of the decreasing f (to brentq's tolerance: its default "
-         "xtol 2e-12 in log β instead of 1e-13); a missing or wrong guess, or one equal to lo, "
-         "leaves the search from lo or from the guess; f_lo = m_free + m keeps f(lo)'s sign "
-         "(m ≤ m_free here); < and <= (> and >=) differ only at an exact zero of f; a first "
-         "step downwards is walked back up by the loop; 401 iterations, a growth factor of 3 "
-         "or steps of 2.25× only change the number of evaluations"),
-        (r"_rootfind_log__mutmut_(26|27|35)$", "not triaged: the upward search from a guess "
-         "below the root (g(guess) ≥ 0) is not reached by the covering tests: "
-         "`u_lo, step = None` would fail there, and a threshold of 1 instead of 0 on g (in "
-         "sample-size units) could leave brentq without a sign change"),
-        (r"sampled_lloyd_epsilon__mutmut_(2|107|12[45]|13[134]|13[89]|14[239]|15[0129])$",
+        (At(r"_privacy_noise_for_size", r"→ .*(f_lo=None|bs_full, guess=)"), "equivalent: f_lo "
+         "only caches f at the lower end; without it f(lo) is evaluated"),
+        (At(r"_privacy_noise_for_size", r"m >= m_free|→ .*guess=(None|bs_full \* m_free \* m|"
+                                       r"bs_full / m_free / m)|→ \), m$|f_lo=m_free \+ m"),
+         "equivalent in result: the guess only chooses where the bracket search starts (any "
+         "bracket with a sign change gives the same root of the decreasing f, to brentq's "
+         "tolerance), f_lo = m_free + m keeps f(lo)'s sign (m ≤ m_free here), and >= differs "
+         "from > only at m = m_free (1 + 1e-9) exactly"),
+        (At(r"_rootfind_log", r"grow: float = 3\.0|log\(2\.25\)|range\(401\)"), "equivalent "
+         "in result: a growth factor of 3, steps of 2.25× or 401 iterations only change the "
+         "number of evaluations before the same bracketed root"),
+        (At(r"_rootfind_log", r"g\(u_lo\) < 0|guess >= lo|g\(u\) > 0|u_hi - fine >= u_lo|"
+                             r"g\(u_hi - fine\) <= 0|g\(u_hi\) <= 0"),
+         "equivalent in practice: < and <= (> and >=) differ only at an exact zero of f or an "
+         "exact float equality of two log points (a guess equal to lo searches upwards from lo, "
+         "as without a guess)"),
+        (At(r"_rootfind_log", r"brentq\(g, u_lo, u_hi, (rtol=1e-13|xtol=1e-13, )\)"),
+         "equivalent within tolerance: brentq's default xtol 2e-12 (in log β) or rtol 8.9e-16 "
+         "instead of 1e-13"),
+        (At(r"calibrate_lloyd", r"m >= m_max"), "equivalent in practice: > and >= differ only "
+         "at exact float equality with the tolerance edge"),
+        (At(r"sampled_lloyd_epsilon", r"slope_r >= |>= 1 \+ 1e-12"), "equivalent in practice: "
+         "> and >= differ only at exact float equality with the tolerance edge"),
+        (At(r"sampled_lloyd_epsilon", r"grid: int = 2050|int\(grid\)\) → .*radius\), \)|"
+                                     r"lo_z, hi_z = |hi_z >= lo_z|method=|options=|xatol|"
+                                     r'"bounded" → |"XATOL"|"XXxatolXX"'),
          "equivalent within 1e-9 relative: grid size, refinement window and minimize_scalar's "
          "method/tolerance; the result is checked against a 200 001-point brute force"),
-        (r"sampled_lloyd_epsilon__mutmut_92$", "unreachable: q ≤ 1 + 1e-12 on the ball is "
-         "enforced just above, so the cap at 1 or 2 never bites"),
-        (r"calibrate_lloyd__mutmut_8[02]$", "equivalent on numeric input (see dtype)"),
+        (At(r"sampled_lloyd_epsilon", r"np\.square\(z\), 2\.0\)"), "unreachable: q ≤ 1 + 1e-12 "
+         "on the ball is enforced just above, so the cap at 1 or 2 never bites"),
     ],
 }
 

@@ -77,36 +77,55 @@ def covariance_runs(reps: int = 10, *, rng: RNGLike = 0, quick: bool = False) ->
     return pd.DataFrame(rows)
 
 
+#: FriendlyCovariance's audit setting (App. A): ε, δ, η, d and c₁ (c₁ puts n at the threshold).
+AUDIT_SETTING = {"epsilon": 1.0, "delta": 1e-6, "eta": 0.1, "d": 2, "c1": 0.1}
+
+
+def covariance_pair() -> tuple[np.ndarray, np.ndarray]:
+    """The worst-case neighbours of the audit: D₀ = n − 1 matrices I and one 1.1·I (matrixDist
+    0.1: friendly), D₁ = D₀ without it, with n at the abort threshold c₁/γ plus the estimate's
+    margin, so that the two means are γ apart (the lemma's edge)."""
+    s = AUDIT_SETTING
+    eps, delta, d = s["epsilon"], s["delta"], s["d"]
+    gamma = gamma_cov(s["eta"], 0.9 * eps, delta * math.exp(-0.1 * eps), d)
+    n = math.ceil(s["c1"] / gamma + math.log(1 / delta) / (0.1 * eps) + 60)
+    d0 = np.concatenate([np.repeat(np.eye(d)[None], n - 1, 0), 1.1 * np.eye(d)[None]])
+    return d0, d0[:-1]
+
+
+def covariance_sampler(broken: bool):
+    """``(D, size, rng) -> size`` traces of FriendlyCovariance's Σ̂ on D (−1 for ⊥: below every
+    trace); ``broken`` draws B_η with η/1000 while the threshold stays as declared (the bug an
+    audit must flag)."""
+    s = AUDIT_SETTING
+
+    def sample(D: np.ndarray, size: int, g: np.random.Generator) -> np.ndarray:
+        out = np.empty(size)
+        for i in range(size):
+            est, _, _ = friendly_covariance(D, epsilon=s["epsilon"], delta=s["delta"],
+                                            eta=s["eta"], c1=s["c1"], rng=g)
+            if est is not None and broken:
+                est = b_eta(D.mean(axis=0), s["eta"] / 1000, rng=g)
+            out[i] = -1.0 if est is None else np.trace(est)
+        return out
+
+    return sample
+
+
 def covariance_audit(n_samples: int = 20_000, *, rng: RNGLike = 0) -> pd.DataFrame:
-    """FriendlyCovariance (ε = 1, δ = 1e-6, η = 0.1) on a database of n matrices I and one 1.1·I
-    (matrixDist 0.1: friendly) and its neighbour without it; c1 = 0.1 puts n at the abort
-    threshold, so the two means are γ apart (the lemma's edge). Statistic: trace of Σ̂ (−1 for
-    ⊥). The variant with η/1000 is not private at that distance and must be flagged."""
+    """FriendlyCovariance (ε = 1, δ = 1e-6, η = 0.1) audited on :func:`covariance_pair`
+    (statistic: :func:`covariance_sampler`); the variant with η/1000 is not private at that
+    distance and must be flagged. ``dpcore.audit_suite`` audits the same case."""
     from dpcore.privacy.audit import audit_epsilon
 
-    eps, delta, eta, d, c1 = 1.0, 1e-6, 0.1, 2, 0.1
-    gamma = gamma_cov(eta, 0.9 * eps, delta * math.exp(-0.1 * eps), d)
-    n = math.ceil(c1 / gamma + math.log(1 / delta) / (0.1 * eps) + 60)
-    d0 = np.concatenate([np.repeat(np.eye(d)[None], n - 1, 0), 1.1 * np.eye(d)[None]])
-    d1 = d0[:-1]
+    d0, d1 = covariance_pair()
+    eps, delta = AUDIT_SETTING["epsilon"], AUDIT_SETTING["delta"]
     gen = as_generator(rng)
-
-    def sampler(broken: bool):
-        def sample(D, size, g):
-            out = np.empty(size)
-            for i in range(size):
-                est, _, _ = friendly_covariance(D, epsilon=eps, delta=delta, eta=eta, c1=c1,
-                                                rng=g)
-                if est is not None and broken:  # the bug: B_η drawn with η/1000 (γ as declared)
-                    est = b_eta(D.mean(axis=0), eta / 1000, rng=g)
-                out[i] = -1.0 if est is None else np.trace(est)  # ⊥: below every trace
-            return out
-        return sample
-
     rows = []
     for name, broken in (("FriendlyCovariance (trace of Σ̂)", False),
                          ("FriendlyCovariance with B_η at η/1000 (bug)", True)):
-        res = audit_epsilon(sampler(broken), d0, d1, n_samples=n_samples, delta=delta, rng=gen)
+        res = audit_epsilon(covariance_sampler(broken), d0, d1, n_samples=n_samples,
+                            delta=delta, rng=gen)
         rows.append({"mechanism": name, "epsilon_lower": res.epsilon_lower,
                      "claimed_epsilon": eps, "passes": res.consistent_with(eps)})
     return pd.DataFrame(rows)

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from e2e_helpers import assert_no_errors, wait_ready
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]  # see test_app_e2e.py
 
@@ -68,8 +69,6 @@ def _chart_with_data(pg, where: str) -> None:
     assert pg.get_by_text("missing", exact=False).filter(has_text="refuse").count() == 0, where
 
 
-@pytest.mark.slow
-
 def _shot(pg, name: str) -> None:
     """A full-page screenshot into ``$DPCORE_SCREENS`` when it is set (never into the repository,
     never on a machine that did not ask for it)."""
@@ -79,6 +78,7 @@ def _shot(pg, name: str) -> None:
         pg.screenshot(path=os.path.join(folder, name), full_page=True)
 
 
+@pytest.mark.slow
 def test_a_missing_cells_choice_gives_a_result_in_explore_and_release_mode(browser, server):
     """Bugs caught: the rule chosen on the Data page lost on the way to Clustering (a refusal
     or an error box there), honoured in explore mode but not in release mode (or the other way
@@ -96,6 +96,8 @@ def test_a_missing_cells_choice_gives_a_result_in_explore_and_release_mode(brows
                     "buffer": _csv_with_missing_cells()}])
         wait_ready(pg)
         pg.get_by_text("Uploaded file holes.csv").first.wait_for()
+        # the controls are drawn after the file's name (a loaded CI run counted them too early)
+        pg.get_by_role("combobox", name="Missing cells of v").wait_for()
         assert pg.get_by_text("missing cell(s)").count() == 2  # one control per column
         for c in ("u", "v"):  # drop the rows with an empty cell, column by column
             pg.get_by_role("combobox", name=f"Missing cells of {c}").click()
@@ -104,9 +106,19 @@ def test_a_missing_cells_choice_gives_a_result_in_explore_and_release_mode(brows
             assert pg.get_by_role("combobox", name=f"Missing cells of {c}").input_value() \
                 == "drop those rows"
         assert_no_errors(pg, "data page after the choice")
-        _declare_bounds(pg, "-10", "10")
+        # Typing into the canvas grid by position can miss a cell while a loaded server redraws
+        # it (CI: no description applied in 90 s): typed again, at most three times. What is
+        # under test is what the page does with the declared bounds, not the grid's typing.
+        applied = pg.get_by_text("centre and radius 14.14").first  # half the box's diagonal
+        for attempt in range(3):
+            _declare_bounds(pg, "-10", "10")
+            try:
+                applied.wait_for(timeout=20_000)
+                break
+            except PlaywrightTimeout:
+                if attempt == 2:
+                    raise
         _shot(pg, "missing_bounds_declared.png")
-        pg.get_by_text("centre and radius 14.14").first.wait_for()  # half the box's diagonal
 
         _go(pg, "Clustering")
         run = pg.locator(".st-key-clu_run button")

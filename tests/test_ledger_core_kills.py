@@ -17,6 +17,31 @@ KEY = "dataset:t"
 ROUNDS = [PureDP(0.04)] * 40  # e.g. DP-Lloyd's rounds: the tight total is below the basic 1.6
 
 
+def _two_chains(tmp_path):
+    """main and other: the same ledger (one id), the same length, a different last release
+    (main spent 0.5, other 0.01)."""
+    import shutil
+
+    main, other = tmp_path / "main", tmp_path / "other"
+    LastingLedger(KEY, PureDP(1.0), directory=main, name="t").spend("r1", PureDP(0.25))
+    shutil.copytree(main, other)
+    LastingLedger(KEY, directory=main).spend("r2", PureDP(0.5))
+    LastingLedger(KEY, directory=other).spend("cheap", PureDP(0.01))
+    return main, other
+
+def _leave_head_pending(directory) -> dict:
+    """The head file as a crash between moving it on and committing leaves it (one
+    transaction ahead, naming a commit that never was); returns the head as it was."""
+    import json
+
+    head_path = directory / "ledger.sqlite3.head"
+    head = json.loads(head_path.read_text())
+    head_path.write_text(json.dumps(head | {"prev_count": head["count"],
+                                            "prev_head": head["head"],
+                                            "count": head["count"] + 1, "head": "f" * 64}))
+    return head
+
+
 def test_spend_many_records_each_releases_parts(tmp_path):
     """``LastingLedger.spend_many``: a release's parts (4-tuples) are checked and recorded
     with it. Mutants: ``len(p) > 3`` → ``> 4`` or ``and False`` (the parts of every tuple
@@ -237,37 +262,15 @@ def test_another_chain_in_place_of_a_pending_head_is_refused(tmp_path):
     Attack: after such a crash, the file is swapped for a copy of the same ledger whose last
     release is another, cheaper one (0.5 spent becomes 0.01): the rolled-back ledger would be
     accepted and its budget read back too high."""
-    import json
     import shutil
 
     from dpcore.core.errors import LedgerIntegrityError
 
-    main, other = tmp_path / "main", tmp_path / "other"
-    LastingLedger(KEY, PureDP(1.0), directory=main, name="t").spend("r1", PureDP(0.25))
-    shutil.copytree(main, other)
-    LastingLedger(KEY, directory=main).spend("r2", PureDP(0.5))
-    LastingLedger(KEY, directory=other).spend("cheap", PureDP(0.01))  # same length, same id
-    head_path = main / "ledger.sqlite3.head"
-    head = json.loads(head_path.read_text())
-    head_path.write_text(json.dumps(head | {"prev_count": head["count"],
-                                            "prev_head": head["head"],
-                                            "count": head["count"] + 1, "head": "f" * 64}))
+    main, other = _two_chains(tmp_path)
+    _leave_head_pending(main)
     shutil.copy(other / "ledger.sqlite3", main / "ledger.sqlite3")
     with pytest.raises(LedgerIntegrityError, match="does not continue the chain"):
         LastingLedger(KEY, directory=main)
-
-
-def _two_chains(tmp_path):
-    """main and other: the same ledger (one id), the same length, a different last release
-    (main spent 0.5, other 0.01)."""
-    import shutil
-
-    main, other = tmp_path / "main", tmp_path / "other"
-    LastingLedger(KEY, PureDP(1.0), directory=main, name="t").spend("r1", PureDP(0.25))
-    shutil.copytree(main, other)
-    LastingLedger(KEY, directory=main).spend("r2", PureDP(0.5))
-    LastingLedger(KEY, directory=other).spend("cheap", PureDP(0.01))
-    return main, other
 
 
 def test_a_writer_refuses_another_chain_of_the_same_length(tmp_path):
@@ -291,7 +294,6 @@ def test_a_commit_other_than_the_pending_heads_is_refused(tmp_path):
     own hash (mutant: ``n < head.count`` → ``<=``, so a file of the head's length is never
     compared with it). A crash left the head naming a commit that never was; a file holding
     some other commit there was not written by this ledger's writers."""
-    import json
     import shutil
 
     from dpcore.core.errors import LedgerIntegrityError
@@ -300,11 +302,7 @@ def test_a_commit_other_than_the_pending_heads_is_refused(tmp_path):
     LastingLedger(KEY, PureDP(1.0), directory=main, name="t").spend("r1", PureDP(0.25))
     shutil.copytree(main, other)
     LastingLedger(KEY, directory=other).spend("elsewhere", PureDP(0.01))
-    head_path = main / "ledger.sqlite3.head"
-    head = json.loads(head_path.read_text())
-    head_path.write_text(json.dumps(head | {"prev_count": head["count"],
-                                            "prev_head": head["head"],
-                                            "count": head["count"] + 1, "head": "f" * 64}))
+    _leave_head_pending(main)
     shutil.copy(other / "ledger.sqlite3", main / "ledger.sqlite3")
     with pytest.raises(LedgerIntegrityError, match="does not continue the chain"):
         LastingLedger(KEY, directory=main)
@@ -368,13 +366,9 @@ def test_a_write_that_appends_nothing_repairs_a_pending_head(tmp_path):
 
     desc = {"columns": ["a"], "lower": [-1], "upper": [1]}
     led = LastingLedger(KEY, PureDP(1.0), directory=tmp_path, name="t", description=desc)
-    head_path = tmp_path / "ledger.sqlite3.head"
-    head = json.loads(head_path.read_text())
-    head_path.write_text(json.dumps(head | {"prev_count": head["count"],
-                                            "prev_head": head["head"],
-                                            "count": head["count"] + 1, "head": "f" * 64}))
+    head = _leave_head_pending(tmp_path)
     assert led.describe(desc) is False
-    assert json.loads(head_path.read_text()) == head
+    assert json.loads((tmp_path / "ledger.sqlite3.head").read_text()) == head
     assert LastingLedger(KEY, directory=tmp_path).description() == desc
 
 

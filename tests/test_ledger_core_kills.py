@@ -441,3 +441,52 @@ def test_a_reset_with_stored_values_leaves_a_ledger_that_opens(tmp_path):
     assert a.reset() == 1
     assert LastingLedger(KEY, directory=tmp_path).released_value("n") is None
     assert LastingLedger("dataset:other", directory=tmp_path).released_value("n") == 500
+
+
+@pytest.mark.parametrize("entries", [0, 2])
+def test_an_old_format_file_is_sealed_row_by_row(tmp_path, entries):
+    """``Store._adopt`` seals a version-1 file's rows into one chain, each row's ``prev`` the
+    hash before it, and records each data set's budget, also for a file with budgets and no
+    releases (mutants: ``prev = h`` → None, which breaks the chain at the second row; the
+    early return for an empty file taken when only the entries or only the budgets are
+    missing). Bug: an old ledger refuses to start after its upgrade, or loses its budget."""
+    import sqlite3
+
+    con = sqlite3.connect(tmp_path / "ledger.sqlite3")
+    con.executescript("""
+        CREATE TABLE budgets (key TEXT PRIMARY KEY, name TEXT NOT NULL, budget TEXT NOT NULL,
+                              created REAL NOT NULL);
+        CREATE TABLE entries (id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL,
+                              label TEXT NOT NULL, mechanism TEXT, params TEXT NOT NULL,
+                              guarantee TEXT NOT NULL, time REAL NOT NULL);
+        CREATE TABLE released (key TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL,
+                               PRIMARY KEY (key, name));
+        INSERT INTO budgets VALUES ('k', 'old.csv', '{"type": "PureDP", "epsilon": 1.0}', 1.0);
+    """)
+    for i in range(entries):
+        con.execute("INSERT INTO entries (key, label, mechanism, params, guarantee, time) "
+                    "VALUES ('k', ?, 'dplloyd', '{}', '{\"type\": \"PureDP\", \"epsilon\": 0.3}',"
+                    " 2.0)", (f"old {i}",))
+    con.commit()
+    con.close()
+    led = LastingLedger("k", directory=tmp_path)
+    assert led.budget == PureDP(1.0) and len(led) == entries
+    led.verify()
+    assert LastingLedger("k", directory=tmp_path).remaining() == PureDP(1.0 - 0.3 * entries)
+
+
+def test_a_release_time_edited_by_hand_is_refused(tmp_path):
+    """``row_hash`` covers every column of a row, its time too (mutant: the time hashed as
+    ``repr(None)``). Bug: the audit trail's times can be rewritten without breaking the
+    chain."""
+    import sqlite3
+
+    from dpcore.core.errors import LedgerIntegrityError
+    from dpcore.privacy.ledger_chain import forget
+
+    LastingLedger(KEY, PureDP(1.0), directory=tmp_path, name="t").spend("r1", PureDP(0.5))
+    with sqlite3.connect(tmp_path / "ledger.sqlite3") as con:
+        con.execute("UPDATE entries SET time = time - 86400 WHERE kind = 'release'")
+    forget()
+    with pytest.raises(LedgerIntegrityError, match="does not match its hash chain"):
+        LastingLedger(KEY, directory=tmp_path)

@@ -490,3 +490,40 @@ def test_a_release_time_edited_by_hand_is_refused(tmp_path):
     forget()
     with pytest.raises(LedgerIntegrityError, match="does not match its hash chain"):
         LastingLedger(KEY, directory=tmp_path)
+
+
+def test_adopt_takes_the_writers_lock_and_reports_sqlite_failures(tmp_path, monkeypatch):
+    """``adopt`` (the curator's ``verify --adopt``) writes under the writers' lock, and an
+    SQLite failure is a LedgerError naming the file (mutants: ``lock = None``, so adopt
+    rewrites the head while a writer is committing; the path or the error passed as None or
+    dropped: an AttributeError or TypeError traceback)."""
+    import sqlite3
+
+    from dpcore.core.errors import LedgerError
+    from dpcore.privacy import ledger_file as lf
+
+    LastingLedger(KEY, PureDP(1.0), directory=tmp_path, name="t")
+    real_lock, real_connect = lf.Store._lock, lf.Store.connect
+    monkeypatch.setattr(lf.Store, "_lock", lambda self, timeout=60.0: real_lock(self, 0.05))
+    held = lf.Store(tmp_path)._lock()
+    try:
+        with pytest.raises(LedgerError, match="stayed locked"):
+            lf.adopt(tmp_path)
+    finally:
+        held.close()
+
+    class Failing:
+        def __init__(self, con):
+            self._con = con
+
+        def execute(self, sql, *args):
+            if sql == "BEGIN IMMEDIATE":
+                raise sqlite3.OperationalError("disk I/O error")
+            return self._con.execute(sql, *args)
+
+        def close(self):
+            self._con.close()
+
+    monkeypatch.setattr(lf.Store, "connect", lambda self, **kw: Failing(real_connect(self, **kw)))
+    with pytest.raises(LedgerError, match=r"ledger\.sqlite3 cannot be used .*disk I/O error"):
+        lf.adopt(tmp_path)

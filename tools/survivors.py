@@ -149,9 +149,9 @@ KILLED: dict[str, list[str | At]] = {
         At("Store._adopt", r"^if not rows and not budgets: → if (not rows or not budgets|not rows "
            r"and budgets):$|^prev = h → prev = None$"),
         At("row_hash", r"^repr\(float\(t\)\), prev\] → repr\(None\), prev\]$"),
-        At("adopt", r"^lock = store\._lock\(\) → lock = None$|raise _sqlite_error\(store\.path, exc\)"
-           r" from None → raise _sqlite_error\((None, exc|store\.path, None|exc|store\.path, )\) "
-           r"from None$"),
+        At("adopt", r"^lock = store\._lock\(\) → lock = None$|raise _sqlite_error\(store\.path, "
+           r"exc\) from None → raise _sqlite_error\((None, exc|store\.path, None|exc|store\.path, "
+           r")\) from None$"),
         At("Store._lock", r'_failure\(LedgerError, f"the ledger (folder|\{self\.path\} stayed)|'
            r'^_os_reason\(exc\)\) from None → |^f"\{timeout:\.0f\} s by another process", '
            r'"locked"\) from None → |^while True: → while False:$'),
@@ -488,7 +488,8 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
          "stored at first use); the 'adopted' note in meta is never read; the adopted budget "
          "event's label and its name (read only as key_state's name, see there)"),
         (At("genesis|row_hash", r'^return "genesis:" \+ ledger_id → return "(XXgenesis:XX|'
-            r'GENESIS:)"|json\.dumps\(doc, separators=\(",", ":"\)\)\.encode\(\)\)\.hexdigest\(\) → '),
+            r'GENESIS:)"|json\.dumps\(doc, separators=\(",", ":"\)\)\.encode\(\)\)\.hexdigest'
+            r'\(\) → '),
          "equivalent within one version (every chain starts from the same constant and hashes "
          "rows the same way); files of an earlier version would not verify, which no test "
          "fixture checks"),

@@ -527,3 +527,15 @@ def test_adopt_takes_the_writers_lock_and_reports_sqlite_failures(tmp_path, monk
     monkeypatch.setattr(lf.Store, "connect", lambda self, **kw: Failing(real_connect(self, **kw)))
     with pytest.raises(LedgerError, match=r"ledger\.sqlite3 cannot be used .*disk I/O error"):
         lf.adopt(tmp_path)
+
+
+def test_adopt_in_a_folder_without_a_ledger_creates_nothing(tmp_path):
+    """``Store.connect`` creates a file only when asked: the curator's adopt in a folder with
+    no ledger is refused and writes nothing (mutant: ``create`` defaulting to True, which made
+    a new, empty ledger there and 'adopted' it)."""
+    from dpcore.core.errors import LedgerError
+    from dpcore.privacy import ledger_file as lf
+
+    with pytest.raises(LedgerError, match="no ledger"):
+        lf.adopt(tmp_path)
+    assert list(tmp_path.iterdir()) == []

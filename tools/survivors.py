@@ -149,6 +149,8 @@ KILLED: dict[str, list[str | At]] = {
         At("Store._adopt", r"^if not rows and not budgets: → if (not rows or not budgets|not rows "
            r"and budgets):$|^prev = h → prev = None$"),
         At("row_hash", r"^repr\(float\(t\)\), prev\] → repr\(None\), prev\]$"),
+        At("Store.connect", r"create: bool = False\) -> sqlite3\.Connection: → .*create: bool = "
+           r"True\)"),
         At("adopt", r"^lock = store\._lock\(\) → lock = None$|raise _sqlite_error\(store\.path, "
            r"exc\) from None → raise _sqlite_error\((None, exc|store\.path, None|exc|store\.path, "
            r")\) from None$"),
@@ -497,12 +499,38 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
             r'ACCOUNTANT)": None'),
          "equivalent on reachable states: __init__ reads the accountant only after the budget "
          "event (or _open) has set it"),
+        (At("Store.connect", r"raise _sqlite_error\(self\.path, exc\) from None → raise "
+            r"_sqlite_error\(None, exc\) from None$"),
+         "not triaged: connect's own SQLite failure other than read-only, full or corrupt (an "
+         "'unable to open' on an existing file) would raise AttributeError on None; it needs a "
+         "file SQLite cannot open though it exists (permissions, which root here ignores)"),
         (At("_copy", r"v\.copy\(\) if isinstance\(v, list \| dict\) else v .* → .*\) and False "
             r"else v"),
          "not triaged: a shallow copy shares the memo's lists with the state a caller holds, "
          "so a later fold of a longer chain extends them; one thread uses its state at once, "
          "so it needs a test that keeps a state from one read while a longer read folds (as "
          "Streamlit's sessions, threads of one process, can)"),
+        (At("LastingLedger.__init__", r'doc = st\["accountant"\] or \{"accountant": "tight"\} → |'
+            r'doc\.get\("accountant", "tight"\) → '),
+         "equivalent: after the budget event (or _open) the state's accountant is a dict with "
+         "an 'accountant' key, so neither default is read"),
+        (At("Store.connect", r"if self\.path\.is_dir\(\) or self\.head_path\.is_dir\(\): → .* and |"
+            r"raise _directory_error\(self\.path if self\.path\.is_dir\(\) else self\.head_path\)"
+            r" → "),
+         "equivalent in outcome, or the path in the curator's text: every reader reads the "
+         "head before it connects (a folder there is an integrity error either way), and a "
+         "folder in place of the ledger file fails SQLite's open, which _sqlite_error reports "
+         "as a folder itself"),
+        (At("Store.connect", r'mode = \("rwc" if create else "rw"\) if write else "ro" → .*'
+            r"\(create\) or True"),
+         "equivalent: a missing file was refused just above unless create, so 'rw' and 'rwc' "
+         "open the same existing file"),
+        (At("Store.connect", r"uri=True, timeout=60\.0,.* → .*(uri=(None|False), |\?mode=\{mode\}"
+            r"\", timeout|timeout=61\.0|uri=True, isolation_level)|^isolation_level=None\) → \)$"),
+         "equivalent on this build, or in practice: SQLite here reads 'file:' names as URIs "
+         "whatever uri= says (kept for builds that do not); the busy timeout (5, 60 or 61 s) "
+         "only bounds a wait the writers' flock already orders; without isolation_level=None "
+         "the explicit BEGIN IMMEDIATE / COMMIT still delimit every write"),
         (At("Store.last", r"return \(0, genesis\(ledger_id\)\) if row is None .* → return \(1, "),
          "equivalent: every caller of last() reads only the hash"),
         (At("LastingLedger._accountant_doc", r"PrivacyLedger\(budget, accountant=accountant\)\.plan"

@@ -41,6 +41,29 @@ def _leave_head_pending(directory) -> dict:
                                             "count": head["count"] + 1, "head": "f" * 64}))
     return head
 
+def _fail_statement(monkeypatch, statement: str, text: str) -> None:
+    """Every ledger connection raises SQLite's ``text`` when it runs ``statement`` (a lock
+    held by another program, a disk error)."""
+    import sqlite3
+
+    from dpcore.privacy import ledger_file as lf
+
+    real = lf.Store.connect
+
+    class Failing:
+        def __init__(self, con):
+            self._con = con
+
+        def execute(self, sql, *args):
+            if sql == statement:
+                raise sqlite3.OperationalError(text)
+            return self._con.execute(sql, *args)
+
+        def close(self):
+            self._con.close()
+
+    monkeypatch.setattr(lf.Store, "connect", lambda self, **kw: Failing(real(self, **kw)))
+
 
 def test_spend_many_records_each_releases_parts(tmp_path):
     """``LastingLedger.spend_many``: a release's parts (4-tuples) are checked and recorded
@@ -329,27 +352,10 @@ def test_a_failed_begin_is_a_ledger_error_naming_the_file(tmp_path, monkeypatch,
     holding SQLite's lock past the busy timeout): a LedgerError with the file and SQLite's
     words, and nothing charged (mutants: the path or the error passed as None or dropped: an
     AttributeError or TypeError traceback, or the text 'None')."""
-    import sqlite3
-
     from dpcore.core.errors import LedgerError
-    from dpcore.privacy import ledger_file as lf
 
     led = LastingLedger(KEY, PureDP(1.0), directory=tmp_path, name="t")
-    real = lf.Store.connect
-
-    class Locked:
-        def __init__(self, con):
-            self._con = con
-
-        def execute(self, sql, *args):
-            if sql == statement:
-                raise sqlite3.OperationalError("database is locked")
-            return self._con.execute(sql, *args)
-
-        def close(self):
-            self._con.close()
-
-    monkeypatch.setattr(lf.Store, "connect", lambda self, **kw: Locked(real(self, **kw)))
+    _fail_statement(monkeypatch, statement, "database is locked")
     with pytest.raises(LedgerError, match=r"ledger\.sqlite3 cannot be used .*database is locked"):
         led.spend("r", PureDP(0.1))
     monkeypatch.undo()
@@ -497,13 +503,12 @@ def test_adopt_takes_the_writers_lock_and_reports_sqlite_failures(tmp_path, monk
     SQLite failure is a LedgerError naming the file (mutants: ``lock = None``, so adopt
     rewrites the head while a writer is committing; the path or the error passed as None or
     dropped: an AttributeError or TypeError traceback)."""
-    import sqlite3
 
     from dpcore.core.errors import LedgerError
     from dpcore.privacy import ledger_file as lf
 
     LastingLedger(KEY, PureDP(1.0), directory=tmp_path, name="t")
-    real_lock, real_connect = lf.Store._lock, lf.Store.connect
+    real_lock = lf.Store._lock
     monkeypatch.setattr(lf.Store, "_lock", lambda self, timeout=60.0: real_lock(self, 0.05))
     held = lf.Store(tmp_path)._lock()
     try:
@@ -512,19 +517,7 @@ def test_adopt_takes_the_writers_lock_and_reports_sqlite_failures(tmp_path, monk
     finally:
         held.close()
 
-    class Failing:
-        def __init__(self, con):
-            self._con = con
-
-        def execute(self, sql, *args):
-            if sql == "BEGIN IMMEDIATE":
-                raise sqlite3.OperationalError("disk I/O error")
-            return self._con.execute(sql, *args)
-
-        def close(self):
-            self._con.close()
-
-    monkeypatch.setattr(lf.Store, "connect", lambda self, **kw: Failing(real_connect(self, **kw)))
+    _fail_statement(monkeypatch, "BEGIN IMMEDIATE", "disk I/O error")
     with pytest.raises(LedgerError, match=r"ledger\.sqlite3 cannot be used .*disk I/O error"):
         lf.adopt(tmp_path)
 

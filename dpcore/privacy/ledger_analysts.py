@@ -72,12 +72,15 @@ class AnalystShares:
     def _check_share(self, old: list[LedgerEntry], new: list[LedgerEntry],
                      grants: dict[str, dict]) -> None:
         """With named analysts: each spends from their allocation; everyone else from what is
-        not allocated (one analyst cannot spend another's share)."""
+        not allocated (one analyst cannot spend another's share). A named analyst revoked since
+        their ledger was opened is refused any release, whoever else still holds a grant (the
+        check used to come after "no grants left: nothing to check", so revoking the last
+        analyst let them spend on from the whole budget)."""
+        if self.analyst is not None and self.analyst not in grants:
+            raise LedgerError(f"analyst '{self.analyst}' no longer has an allocation")
         if not grants or not any(e.account == "dp" for e in new):
             return
         grant = grants.get(self.analyst) if self.analyst is not None else None
-        if self.analyst is not None and grant is None:
-            raise LedgerError(f"analyst '{self.analyst}' no longer has an allocation")
         allocation = (guarantee_from_dict(grant["allocation"]) if grant is not None
                       else self._unallocated(grants))
         share = PrivacyLedger.from_entries(

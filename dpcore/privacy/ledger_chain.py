@@ -214,7 +214,7 @@ def log_tables(rows: Sequence[tuple]) -> dict[str, dict]:
         elif kind == "describe":
             t["descriptions"][key] = description_text(params["description"])
         elif kind == "store":
-            t["stored outputs"][(key, params["name"])] = json.dumps(params["value"])
+            t["stored outputs"][(key, params["name"])] = json.dumps(params["value"], sort_keys=True)
         elif kind == "reset":
             t["stored outputs"] = {k: v for k, v in t["stored outputs"].items() if k[0] != key}
         elif kind == "grant":

@@ -307,7 +307,7 @@ class Store:
                         con.execute("SELECT key, budget FROM budgets")}
         table_desc = {k: description_text(d) for k, d in
                       con.execute("SELECT key, description FROM budgets") if d is not None}
-        table_stored = {(k, n): json.dumps(json.loads(v)) for k, n, v in
+        table_stored = {(k, n): json.dumps(json.loads(v), sort_keys=True) for k, n, v in
                         con.execute("SELECT key, name, value FROM released")}
         table_grants = {(k, n): (t, json.dumps(json.loads(a), sort_keys=True)) for k, n, t, a in
                         con.execute("SELECT key, name, token, allocation FROM analysts")}

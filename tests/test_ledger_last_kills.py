@@ -71,3 +71,20 @@ def test_a_ledger_folder_named_with_uri_characters_keeps_its_ledger_in_it(tmp_pa
     LastingLedger(KEY, PureDP(1.0), directory=d, name="t").spend("r1", PureDP(0.25))
     assert LastingLedger(KEY, directory=d).remaining() == PureDP(0.75)
     assert sorted(p.name for p in tmp_path.iterdir()) == [folder]  # nothing written beside it
+
+
+def test_the_analysts_table_agrees_with_each_shares_accounts(tmp_path):
+    """``AnalystShares.analysts`` (mutant 42: the "(unallocated)" row's ``remaining`` →
+    ``str(None)``; the --only run of 19:45, its one survivor): the curator's table of shares
+    showed "None" left of the unallocated rest. Every row, the unallocated one included, must
+    say what ``share_accounts`` (the per-share view) says of the same share."""
+    led = LastingLedger(KEY, PureDP(1.0), directory=tmp_path, name="t")
+    token = led.grant("ana", PureDP(0.25))
+    led.spend("curator's", PureDP(0.1))
+    LastingLedger(KEY, directory=tmp_path, analyst_token=token).spend("ana's", PureDP(0.05))
+    rows = {r["analyst"]: r for r in led.analysts()}
+    assert set(rows) == {"ana", "(unallocated)"}
+    for name, row in rows.items():
+        acc = led.share_accounts(None if name == "(unallocated)" else name)
+        assert (row["allocation"], row["remaining"]) == (acc["allocation"], acc["remaining"])
+        assert row["releases"] == acc["releases"] == 1

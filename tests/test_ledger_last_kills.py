@@ -75,7 +75,7 @@ def test_a_ledger_folder_named_with_uri_characters_keeps_its_ledger_in_it(tmp_pa
 
 def test_the_analysts_table_agrees_with_each_shares_accounts(tmp_path):
     """``AnalystShares.analysts`` (mutant 42: the "(unallocated)" row's ``remaining`` →
-    ``str(None)``; the --only run of 19:45, its one survivor): the curator's table of shares
+    ``str(None)``; the --only run of 19:38, its one survivor): the curator's table of shares
     showed "None" left of the unallocated rest. Every row, the unallocated one included, must
     say what ``share_accounts`` (the per-share view) says of the same share."""
     led = LastingLedger(KEY, PureDP(1.0), directory=tmp_path, name="t")

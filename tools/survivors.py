@@ -179,7 +179,7 @@ KILLED: dict[str, list[str | At]] = {
            r"_sqlite_error\(None, exc\) from None$"),
         At("_copy", r"v\.copy\(\) if isinstance\(v, list \| dict\) else v .* → .*\) and False "
            r"else v"),
-        # tests/test_ledger_last_kills.py: the --only run of the 90 mutants never run (19:45)
+        # tests/test_ledger_last_kills.py: the --only run of the 90 mutants never run (19:38)
         At("AnalystShares.analysts", r'"remaining": str\(led\.remaining\(\)\)\}\) → '
            r'"remaining": str\(None\)\}\)$'),
     ],

@@ -1,11 +1,14 @@
 """Tests written from the ledger's last mutation survivors (issue 24): the two the run of the
 rest (2026-11-26 19:25) left untriaged (``_copy``'s shallow copy, ``Store.connect``'s own
-"unable to open") and the survivors of the ``--only`` run of the 90 mutants that run had never
-reached (``describe``, ``analysts``, ``_unallocated``, ``ledger.adopt``). Each docstring names
+"unable to open") and the survivor of the ``--only`` run (19:38) of the 90 mutants no run had
+checked (``describe``, ``analysts``, ``_unallocated``, ``ledger.adopt``). Each docstring names
 the function and what the mutation changes; each was checked against its mutant with mutmut's
-MUTANT_UNDER_TEST in the run's ``.mutate/ledger/mutants`` copy."""
+MUTANT_UNDER_TEST in the run's ``.mutate/ledger/mutants`` copy. Last, a bug found on the way
+(a strict xfail): a ledger folder whose name has URI characters."""
 
 from __future__ import annotations
+
+import sqlite3
 
 import pytest
 
@@ -52,6 +55,12 @@ def test_a_ledger_sqlite_cannot_open_though_it_exists_is_a_clear_ledger_error(tm
     deep.parent.mkdir(parents=True)
     short.rename(deep)
     assert (deep / "ledger.sqlite3").is_file() and len(str(deep / "ledger.sqlite3")) > 512
+    try:  # SQLITE_MAX_PATHNAME is a build option: a build with a higher one opens the file
+        sqlite3.connect(f"file:{deep / 'ledger.sqlite3'}?mode=ro", uri=True).execute(
+            "SELECT count(*) FROM sqlite_master").fetchone()
+        pytest.skip("this SQLite opens paths over 512 bytes")
+    except sqlite3.OperationalError:
+        pass
     with pytest.raises(LedgerError, match="cannot be opened") as info:
         LastingLedger(KEY, directory=deep)
     assert str(deep / "ledger.sqlite3") in str(info.value)

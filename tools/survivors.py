@@ -123,11 +123,10 @@ KILLED: dict[str, list[str | At]] = {
            r"^now = time\.time\(\) → now = None$|parts=e\.parts, analyst=self\.analyst, t=now\)\)"
            r" → .*(parts=None, |guarantee=e\.guarantee, analyst|t=None\)\)|analyst=self\."
            r"analyst, \)\))|^out\.append\(LedgerEntry\(|^self\.analyst\)\) → "),
-        # `or` → `and` in the early return: the survivor showed a bug (an analyst revoked while
-        # their ledger is open spends on when no grant is left), now an xfail(strict) test
-        # that this mutant, which fixes the bug, makes pass
+        # (the early return's `or` → `and`, which showed the revoked-analyst bug, is argued in
+        # REVIEWED since the fix of 344448a: the run of 19:44 saw it survive)
         At("AnalystShares._check_share", r"accountant=self\.accountant\) → \)$|^continue → break$|"
-           r"→ if not grants and not any\(|LedgerError\(f\"analyst .* → raise LedgerError\(None\)$|"
+           r"LedgerError\(f\"analyst .* → raise LedgerError\(None\)$|"
            r"share\.spend\(e\.label, e\.guarantee, parts=e\.parts, \*\*e\.params\) → share\."
            r"spend\(e\.label, e\.guarantee, (parts=None, )?\*\*e\.params\)$"),
         At("LastingLedger._open", r'st\["accountant"\] = budget\.as_dict\(\).* → .*st\["'
@@ -169,11 +168,10 @@ KILLED: dict[str, list[str | At]] = {
            r"elif \(head\.count, head\.prev_count\) == |^after = Head\("
            r"ledger_id, old_n, old_last, old_n, old_last\) → |verify\(con, head, write=True\) → .*"
            r"write=(None|False)\)$"),
-        # sort_keys dropped: these mutants fix a latent bug (a stored dict output with unsorted
-        # keys makes the file look edited), pinned by an xfail(strict) test they make pass
+        # (sort_keys dropped, which showed the unsorted stored output bug, is argued in REVIEWED
+        # since the fix of 344448a: a run of 19:55 saw its three mutants survive)
         At("Store.append", r"t = time\.time\(\) if \(t is None\) or True else|None if \(not parts\)"
-           r" or True else|json\.dumps\(None\), analyst, t, prev|default=str, sort_keys=True\),"
-           r" → .*default=str, (sort_keys=(None|False))?\),"),
+           r" or True else|json\.dumps\(None\), analyst, t, prev"),
         # tests/test_ledger_last_kills.py: the two survivors the 19:25 run left untriaged
         At("Store.connect", r"raise _sqlite_error\(self\.path, exc\) from None → raise "
            r"_sqlite_error\(None, exc\) from None$"),
@@ -341,6 +339,19 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
         (At("description_text", r'^return "null" → return "(XXnullXX|NULL)"$'),
          "accepted: reached only by describe(None), which no caller makes (the table's NULL "
          "descriptions are skipped before it)"),
+        (At("Store.append", r"default=str, sort_keys=True\), → .*default=str, "
+            r"(sort_keys=(None|False))?\),"),
+         "equivalent since 344448a: the log's params text keeps its keys in the caller's order "
+         "instead of sorted; the row hash is over the stored text either way, and every reader "
+         "that compares or prints them puts them in one canonical form (log_tables and "
+         "_check_tables dump with sort_keys, as the CLI's and to_frame's listings do)"),
+        (At("AnalystShares._check_share", r"^if not grants or not any\(.* → if not grants and not "
+            r"any\("),
+         "equivalent since 344448a (the revoked analyst refused first): with no grant left the "
+         "check goes on with analyst None, the share is the whole DP budget and its entries a "
+         "subset of the main ledger's, which admitted the same new releases just before under "
+         "the same accountant (both accounts grow with the entries); with grants and no new DP "
+         "release the loop spends nothing"),
         (At("AnalystShares._check_share", r"grants\.get\(self\.analyst\) if \(self\.analyst is "
             r"not None\) or True else None$"),
          "equivalent: grants.get(None) is None, as the else branch"),
@@ -433,10 +444,12 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
             r"None\) → .*\.pop\(.*, \)$"),
          "equivalent: a revoke is recorded only for a granted name (revoke checks), so the "
          "default of pop is never used"),
-        (At("log_tables", r'json\.dumps\(params\["(budget|allocation)"\], sort_keys=True\)\)? → '
-            r'.*json\.dumps\(params\["(budget|allocation)"\], (sort_keys=(None|False))?\)'),
-         "equivalent: append writes the log's params with sorted keys, so their budget and "
-         "allocation are already in sorted order when dumped again"),
+        (At("log_tables", r'json\.dumps\(params\["(budget|allocation|value)"\], sort_keys=True\)'
+            r'\)? → .*json\.dumps\(params\["(budget|allocation|value)"\], (sort_keys=(None|False))?'
+            r'\)'),
+         "equivalent: append writes the log's params with sorted keys (nested dicts too), so "
+         "their budget, allocation and stored value are already in sorted order when dumped "
+         "again"),
         (At("key_state|log_tables",
             r"return folded\(rows, (\(\"key\", key\)|\(\"tables\",\)),.* → "),
          "equivalent: the name of folded's memo (what); key_state's and log_tables' stay "

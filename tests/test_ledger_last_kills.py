@@ -66,13 +66,10 @@ def test_a_ledger_sqlite_cannot_open_though_it_exists_is_a_clear_ledger_error(tm
     assert str(deep / "ledger.sqlite3") in str(info.value)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: Store.connect puts the path into a 'file:' URI "
-                   "unquoted, so SQLite reads '#' / '?' as the URI's fragment / query and "
-                   "'%xx' as an escape (found while looking for an existing file SQLite cannot "
-                   "open); quoting it (urllib.parse.quote) fixes it")
 @pytest.mark.parametrize("folder", ["a#b", "a?b", "a%41b"])
 def test_a_ledger_folder_named_with_uri_characters_keeps_its_ledger_in_it(tmp_path, folder):
-    """Seen as a bug, not a mutant: a ledger folder named ``a#b`` or ``a?b`` had SQLite open
+    """Seen as a bug, not a mutant (fixed: the path is quoted in the URI): a ledger folder
+    named ``a#b`` or ``a?b`` had SQLite open
     (and create) the file ``a`` beside it, so the folder held only the head and the next open
     refused the ledger as moved (two such folders, ``x#1`` and ``x#2``, would share one
     database file); ``a%41b`` opened ``aAb``'s and failed as "cannot be opened"."""

@@ -536,7 +536,8 @@ REVIEWED: dict[str, list[tuple[str | At, str]]] = {
          "equivalent: a missing file was refused just above unless create, so 'rw' and 'rwc' "
          "open the same existing file"),
         (At("Store.connect", r"uri=True, timeout=60\.0,.* → .*(uri=(None|False), |\?mode=\{mode\}"
-            r"\", timeout|timeout=61\.0|uri=True, isolation_level)|^isolation_level=None\) → \)$"),
+            r"\", timeout|connect\(address, timeout|timeout=61\.0|uri=True, isolation_level)"
+            r"|^isolation_level=None\) → \)$"),
          "equivalent on this build, or in practice: SQLite here reads 'file:' names as URIs "
          "whatever uri= says (kept for builds that do not); the busy timeout (5, 60 or 61 s) "
          "only bounds a wait the writers' flock already orders; without isolation_level=None "

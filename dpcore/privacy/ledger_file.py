@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from dpcore.core.errors import LedgerError, LedgerIntegrityError
 from dpcore.privacy.guarantees import Guarantee, Part
@@ -164,8 +165,11 @@ class Store:
         if self.path.is_dir() or self.head_path.is_dir():
             raise _directory_error(self.path if self.path.is_dir() else self.head_path)
         mode = ("rwc" if create else "rw") if write else "ro"
+        # quoted: in a URI, '#', '?' and '%xx' of a folder's name would be a fragment, a query
+        # and an escape (a folder "x#1" had its ledger in a file "x" beside it)
+        address = f"file:{quote(str(self.path))}?mode={mode}"
         try:
-            con = sqlite3.connect(f"file:{self.path}?mode={mode}", uri=True, timeout=60.0,
+            con = sqlite3.connect(address, uri=True, timeout=60.0,
                                   isolation_level=None)
             con.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.Error as exc:

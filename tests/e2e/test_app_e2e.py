@@ -84,6 +84,13 @@ def test_sweep_can_be_stopped_and_keeps_finished_runs(page, server):
     points.focus()  # recommended DP k-means is fast enough that 200 fits ended before Stop)
     points.press("End")
     wait_ready(page)
+    # and max-cover (≈ 0.3–0.6 s a fit): a sweep of minutes. Without it the 480 fits took ≈ 12 s
+    # on an idle machine, and the poll's redraws made Stop miss the end of it (a full run)
+    page.locator("[data-testid='stMultiSelect']").first.get_by_role("combobox").click()
+    page.get_by_role("option", name="Max-cover k-means").click()
+    page.keyboard.press("Escape")
+    wait_ready(page)
+    page.get_by_text(re.compile(r"^720 fits on ")).wait_for()  # 3 algorithms × 12 ε × 20
     page.get_by_role("button", name="Run sweep").click()
     page.get_by_role("progressbar").first.wait_for()
     # stop once a fit has finished (a fixed 1.5 s wait found none under load: no curve to keep);

@@ -53,7 +53,7 @@ app: $(STAMP)
 
 ## The whole test suite (unit, statistical, audits, reproduction, AppTest, real browser).
 test: $(TEST_STAMP)
-	@echo "running the whole test suite: about 13 minutes on 2 cores (longer when busy) …"
+	@echo "running the whole test suite: about 15 minutes on 2 cores (longer when busy) …"
 	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=20
 
 ## Long acceptance sweeps (e.g. 1,000 seeded max-cover fits per data set: ~36 min on 2 cores).

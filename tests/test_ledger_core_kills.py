@@ -455,17 +455,10 @@ def test_an_old_format_file_is_sealed_row_by_row(tmp_path, entries):
     missing). Bug: an old ledger refuses to start after its upgrade, or loses its budget."""
     import sqlite3
 
+    from test_ledger_integrity import V1_SCHEMA
+
     con = sqlite3.connect(tmp_path / "ledger.sqlite3")
-    con.executescript("""
-        CREATE TABLE budgets (key TEXT PRIMARY KEY, name TEXT NOT NULL, budget TEXT NOT NULL,
-                              created REAL NOT NULL);
-        CREATE TABLE entries (id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL,
-                              label TEXT NOT NULL, mechanism TEXT, params TEXT NOT NULL,
-                              guarantee TEXT NOT NULL, time REAL NOT NULL);
-        CREATE TABLE released (key TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL,
-                               PRIMARY KEY (key, name));
-        INSERT INTO budgets VALUES ('k', 'old.csv', '{"type": "PureDP", "epsilon": 1.0}', 1.0);
-    """)
+    con.executescript(V1_SCHEMA)
     for i in range(entries):
         con.execute("INSERT INTO entries (key, label, mechanism, params, guarantee, time) "
                     "VALUES ('k', ?, 'dplloyd', '{}', '{\"type\": \"PureDP\", \"epsilon\": 0.3}',"

@@ -209,9 +209,8 @@ def test_a_corrupt_file_gives_a_clear_message(tmp_path, capsys):
     assert "corrupt" in err and "Traceback" not in err
 
 
-def test_an_old_format_file_is_adopted_as_it_is(tmp_path):
-    con = sqlite3.connect(tmp_path / "ledger.sqlite3")
-    con.executescript("""
+#: A version-1 ledger file (before the hash chain): its tables and one data set's budget.
+V1_SCHEMA = """
         CREATE TABLE budgets (key TEXT PRIMARY KEY, name TEXT NOT NULL, budget TEXT NOT NULL,
                               created REAL NOT NULL);
         CREATE TABLE entries (id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL,
@@ -220,6 +219,12 @@ def test_an_old_format_file_is_adopted_as_it_is(tmp_path):
         CREATE TABLE released (key TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL,
                                PRIMARY KEY (key, name));
         INSERT INTO budgets VALUES ('k', 'old.csv', '{"type": "PureDP", "epsilon": 1.0}', 1.0);
+"""
+
+
+def test_an_old_format_file_is_adopted_as_it_is(tmp_path):
+    con = sqlite3.connect(tmp_path / "ledger.sqlite3")
+    con.executescript(V1_SCHEMA + """
         INSERT INTO entries (key, label, mechanism, params, guarantee, time)
             VALUES ('k', 'old release', 'dplloyd', '{}', '{"type": "PureDP", "epsilon": 0.3}', 2.0);
     """)
